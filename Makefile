@@ -1,0 +1,40 @@
+# serQ — the two commands a fresh machine needs: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: install demo test check golden bench oracle-ir vllm-env lean clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[test]"
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job: a simulation of the vLLM multi-turn program.
+demo: install
+	$(BIN)/serq check examples/multi-turn/vllm.sq
+	$(BIN)/serq ir examples/multi-turn/vllm.sq --horizon 300 --warmup 30 > out-vllm.ir.json
+	@echo "wrote the IR to out-vllm.ir.json ($$(wc -c < out-vllm.ir.json) bytes); the simulator lands next"
+
+test: install
+	$(BIN)/python -m pytest -q
+	$(MAKE) --no-print-directory check
+
+# Every example links; every committed generated file is current.
+check: install
+	$(BIN)/python tools/check.py
+
+# Rewrite the golden files under tests/golden/ (review the diff before committing).
+golden: install
+	$(BIN)/python tools/check.py --write-golden
+
+bench: install
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,198 @@
+"""The `serq` command.  Exit status: 0 done, 1 a program error (printed as
+`path:line:col: error[CODE]: …`), 2 a usage error."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Optional
+
+import click
+
+from .diag import SerqError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except SerqError as e:
+            click.echo(e.render(), err=True)
+            sys.exit(1)
+        except BrokenPipeError:  # pragma: no cover - `serq ir … | head`
+            sys.exit(0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="serq")
+def main():
+    """serQ: a serving deployment is a program — simulate it, check it against
+    vLLM's scheduler, state it in Lean."""
+
+
+def _sets(values: tuple[str, ...]) -> dict:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise click.BadParameter(f"`{v}` is not name=expr", param_hint="--set")
+        name, expr = v.split("=", 1)
+        name = name.strip()
+        if not name.isidentifier():
+            raise click.BadParameter(f"`{name}` is not a name", param_hint="--set")
+        if not expr.strip():
+            raise click.BadParameter(f"`{name}=` has no value", param_hint="--set")
+        out[name] = expr
+    return out
+
+
+def _positive(ctx, param, value):
+    import math
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise click.BadParameter("must be a finite positive number")
+    return value
+
+
+def _nonneg(ctx, param, value):
+    import math
+    if value is not None and not (value >= 0 and math.isfinite(value)):
+        raise click.BadParameter("must be a finite number ≥ 0")
+    return value
+
+
+def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
+                 warmup: Optional[float] = None, seed: Optional[int] = None,
+                 arrivals: Optional[int] = None, trace: Optional[str] = None,
+                 need_horizon: bool = True):
+    """A program from `.sq` source (linked) or `.json` IR (validated), with the
+    execution settings given on the command line."""
+    from . import ir
+    if path.endswith(".json"):
+        if sets:
+            raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
+                                   "give --set to the .sq program")
+        program = ir.read(path)
+        changes = {k: v for k, v in (("horizon", horizon), ("warmup", warmup), ("seed", seed),
+                                     ("arrivals", arrivals), ("trace", trace)) if v is not None}
+        if changes:
+            program = dataclasses.replace(program, **changes)
+            ir.validate(program)
+        return program
+    if need_horizon and horizon is None:
+        raise click.UsageError("--horizon is required: a model says what the deployment is, the run "
+                               "says how long (e.g. --horizon 300)")
+    from .link import compile_file
+    return compile_file(path, sets=_sets(sets), horizon=horizon, warmup=warmup or 0.0,
+                        seed=1 if seed is None else seed, arrivals=arrivals, trace=trace)
+
+
+_file = click.argument("file", type=click.Path(dir_okay=False))
+_set = click.option("--set", "sets", multiple=True, metavar="NAME=EXPR",
+                    help="give an input (declared with args.number) a value")
+
+
+def _run_options(f):
+    f = click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")(f)
+    f = click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")(f)
+    f = click.option("--warmup", type=float, callback=_nonneg, help="time discarded before recording")(f)
+    f = click.option("--horizon", type=float, callback=_positive, help="the run's length")(f)
+    f = click.option("--seed", type=click.IntRange(min=0), help="random seed (default 1)")(f)
+    return f
+
+
+@main.command()
+@_file
+@_set
+def check(file, sets):
+    """Parse, resolve every name, fold the constants, lint; print a summary."""
+    program = load_program(file, sets, need_horizon=False)
+    click.echo(summary(file, program))
+
+
+def summary(file: str, p) -> str:
+    from .ir import model as M
+
+    def kind(s):
+        k = s.kind
+        if type(k) is M.KFifo:
+            return f"fifo({k.servers})"
+        if type(k) is M.KPs:
+            return "ps"
+        if type(k) is M.KDelay:
+            return "delay"
+        return "engine"
+
+    def fam(decls, label):
+        seen, out = set(), []
+        for d in decls:
+            if d.name in seen:
+                continue
+            seen.add(d.name)
+            n = sum(1 for x in decls if x.name == d.name)
+            out.append(label(d) + (f"[{n}]" if d.index is not None else ""))
+        return out
+
+    pools = fam(p.pools, lambda d: d.name)
+    stages = fam(p.stages, lambda d: f"{d.name}: {kind(d)}")
+    lines = [f"{file}: ok",
+             f"  pools    {len(pools)}: {', '.join(pools) or '-'}",
+             f"  stages   {len(stages)}: {', '.join(stages) or '-'}",
+             f"  observes {len(p.observes)}: {', '.join(p.observes) or '-'}",
+             f"  gauges   {len(p.gauges)}: {', '.join(g.name for g in p.gauges) or '-'}",
+             f"  claims   {len(p.claims)}: {', '.join(c.name for c in p.claims) or '-'}"]
+    return "\n".join(lines)
+
+
+@main.command(name="ir")
+@_file
+@_set
+@_run_options
+@click.option("--inline-trace", is_flag=True, help="write an ordered trace in as explicit sessions")
+def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, inline_trace):
+    """Print the program's IR as canonical JSON."""
+    from . import ir
+    program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
+                           trace=trace)
+    if inline_trace:
+        from .ir.trace import inline_trace as inline
+        program = inline(program)
+        ir.validate(program)
+    click.echo(ir.dumps(program), nl=False)
+
+
+@main.command()
+@_file
+@_set
+@_run_options
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+@click.option("--dump", type=click.Path(file_okay=False), help="write one CSV per observe to DIR")
+@click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
+def run(file, sets, seed, horizon, warmup, arrivals, trace, as_json, dump, claims_only):
+    """Simulate the program and print its report."""
+    program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
+                           trace=trace)
+    try:
+        from . import sim
+    except ImportError:  # pragma: no cover
+        raise click.ClickException("the simulator is not installed")
+    report = sim.simulate(program, progress=True)
+    if dump:
+        report.dump(dump)
+    if claims_only:
+        data = report.data()
+        failed = False
+        for c in data.get("claims", []):
+            click.echo(f"{c['name']}: {c['verdict']}")
+            failed |= c["verdict"] == "fails"
+        sys.exit(1 if failed else 0)
+    if as_json:
+        click.echo(json.dumps(report.data(), sort_keys=True, indent=1, allow_nan=False))
+    else:
+        click.echo(report.text())
+    if getattr(report, "stuck_sessions", 0):
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,163 @@
+"""Diagnostics: source spans, errors a user can cause, and their rendering.
+
+Every error a program can cause is a :class:`SerqError` carrying one or more
+:class:`Diagnostic` s.  A diagnostic renders as::
+
+    path:line:col: error[CODE]: message
+       |
+    12 |     hold kvv (1) { … }
+       |          ^^^
+       = help: did you mean `kv`?
+
+No user input may produce a Python traceback: the CLI maps ``SerqError`` to
+exit status 1 and prints :func:`render`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of one source file; lines and columns count from 1."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int  # exclusive
+
+    @staticmethod
+    def point(file: str, line: int, col: int) -> "Span":
+        return Span(file, line, col, line, col + 1)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class Sources:
+    """The text of every file read in one compilation, for rendering."""
+
+    _texts: dict[str, str] = {}
+
+    @classmethod
+    def add(cls, path: str, text: str) -> None:
+        cls._texts[path] = text
+
+    @classmethod
+    def line(cls, path: str, line: int) -> Optional[str]:
+        text = cls._texts.get(path)
+        if text is None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                return None
+            cls._texts[path] = text
+        lines = text.split("\n")
+        if 1 <= line <= len(lines):
+            return lines[line - 1].rstrip("\r")
+        return None
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    message: str
+    span: Optional[Span] = None
+    help: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
+    severity: str = "error"
+
+    def render(self) -> str:
+        head = f"{self.severity}[{self.code}]: {self.message}"
+        if self.span is None:
+            out = [head]
+        else:
+            out = [f"{self.span}: {head}"]
+            src = Sources.line(self.span.file, self.span.line)
+            if src is not None:
+                num = str(self.span.line)
+                pad = " " * len(num)
+                if self.span.end_line == self.span.line:
+                    width = max(1, self.span.end_col - self.span.col)
+                else:
+                    width = max(1, len(src) - self.span.col + 1)
+                caret = " " * _display_width(src[: self.span.col - 1]) + "^" * width
+                out.append(f"{pad} |")
+                out.append(f"{num} | {src.expandtabs(1)}")
+                out.append(f"{pad} | {caret}")
+        for note in self.notes:
+            out.append(f"  = note: {note}")
+        if self.help:
+            out.append(f"  = help: {self.help}")
+        return "\n".join(out)
+
+
+def _display_width(prefix: str) -> int:
+    return len(prefix.expandtabs(1))
+
+
+class SerqError(Exception):
+    """One or more diagnostics; what every user-caused failure raises."""
+
+    def __init__(self, diagnostics: "Diagnostic | Sequence[Diagnostic]"):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        parts = [d.render() for d in self.diagnostics]
+        n = len(self.diagnostics)
+        if n > 1:
+            parts.append(f"error: {n} errors")
+        return "\n\n".join(parts)
+
+
+def error(code: str, message: str, span: Optional[Span] = None, help: Optional[str] = None,
+          notes: Iterable[str] = ()) -> SerqError:
+    return SerqError(Diagnostic(code, message, span, help, list(notes)))
+
+
+class Collector:
+    """Gathers diagnostics so that a pass reports all of them at once."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+
+    def add(self, code: str, message: str, span: Optional[Span] = None,
+            help: Optional[str] = None, notes: Iterable[str] = ()) -> None:
+        self.items.append(Diagnostic(code, message, span, help, list(notes)))
+
+    def extend(self, err: SerqError) -> None:
+        self.items.extend(err.diagnostics)
+
+    def check(self) -> None:
+        if self.items:
+            seen, unique = set(), []
+            for d in self.items:
+                key = (d.code, d.message, d.span)
+                if key not in seen:
+                    seen.add(key)
+                    unique.append(d)
+            self.items = unique
+            # stable order: by file, line, column, then insertion
+            order = sorted(range(len(self.items)), key=lambda i: (
+                (self.items[i].span.file, self.items[i].span.line, self.items[i].span.col)
+                if self.items[i].span else ("", 0, 0), i))
+            raise SerqError([self.items[i] for i in order])
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> Optional[str]:
+    """A close match among ``candidates``, phrased as a help line."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean `{close[0]}`?"
+    return None

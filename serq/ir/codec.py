@@ -1,0 +1,254 @@
+"""Canonical JSON for the IR.
+
+* Variants of a union (an expression, a statement, an arrival, …) are
+  externally tagged: ``{"Num": 3.0}``, ``{"Binary": {"op": "Add", …}}``; a
+  variant with no fields is its tag as a string (``"Turn"``, ``"Lru"``); a
+  variant with one field is ``{"Tag": value}``.
+* Other records are objects with their field names; ``None`` fields and
+  empty defaults are written too, so the file says every value.
+* JSON has no infinity: ``inf`` and ``-inf`` are the strings ``"inf"`` and
+  ``"-inf"`` wherever a number is expected.
+* Keys are sorted and the text ends with a newline, so that a committed IR
+  file diffs cleanly and a stale one is found by regenerating and comparing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from functools import lru_cache
+from typing import Any, Union
+
+from ..diag import SerqError, Diagnostic
+from . import model as M
+
+# The unions whose members are tagged variants, and each member's tag.
+_UNIONS = {
+    "Expr": (M.ENum, M.EAttr, M.ECtx, M.ESample, M.EReg, M.EFn, M.EQuery, M.EPrice, M.EUnary,
+             M.EBinary, M.ECond, M.EAgg, M.ECost),
+    "Stmt": (M.STurn, M.SSet, M.SObserve, M.SHold, M.SGrow, M.SDrop, M.SRelease, M.SLoad, M.SRun,
+             M.SBranch, M.SLoop, M.SWhile, M.SChoose, M.SEnd, M.SFork, M.SJoin),
+    "Evict": (M.EvictLru, M.EvictBy),
+    "Preempt": (M.PreemptNone, M.PreemptBy),
+    "StageKind": (M.KFifo, M.KPs, M.KDelay, M.KStep),
+    "Serve": (M.ServeBy, M.ServeExclusivePrefill),
+    "Iter": (M.IServe, M.IAdmit, M.IBranch, M.ISet),
+    "Arrival": (M.APoisson, M.ARenewal, M.AClosed, M.ABatch, M.ASessions, M.ANone),
+    "ClaimKind": (M.CEvery, M.CSome, M.CAtEnd),
+}
+
+_TAGS: dict[type, str] = {}
+for _members in _UNIONS.values():
+    for _cls in _members:
+        _name = _cls.__name__
+        if _cls in (M.EvictLru, M.EvictBy):
+            _tag = _name[len("Evict"):]
+        elif _cls in (M.PreemptNone, M.PreemptBy):
+            _tag = _name[len("Preempt"):]
+        elif _cls in (M.ServeBy, M.ServeExclusivePrefill):
+            _tag = _name[len("Serve"):]
+        elif _cls in (M.CEvery, M.CSome):
+            _tag = {"CEvery": "EveryIteration", "CSome": "SomeIteration"}[_name]
+        else:
+            _tag = _name[1:]
+        _TAGS[_cls] = _tag
+
+_VARIANT_CLASSES = set(_TAGS)
+
+
+def _union_of(cls: type) -> tuple[type, ...]:
+    for members in _UNIONS.values():
+        if cls in members:
+            return members
+    raise KeyError(cls)
+
+
+@lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, vars(M))
+
+
+# ---------------------------------------------------------------------------
+# Encoding
+
+
+def _num(x: float) -> Any:
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return x
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(x)
+
+
+def to_data(obj: Any) -> Any:
+    """The JSON-ready value of an IR object."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (int, float)):
+        return _num(obj)
+    if isinstance(obj, tuple):
+        return [to_data(x) for x in obj]
+    if dataclasses.is_dataclass(obj):
+        cls = type(obj)
+        fields = [f for f in dataclasses.fields(obj)]
+        hints = _hints(cls)
+        record = {}
+        for f in fields:
+            v = getattr(obj, f.name)
+            if hints[f.name] is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+                record[f.name] = _num(float(v))
+            else:
+                record[f.name] = to_data(v)
+        if cls in _VARIANT_CLASSES:
+            tag = _TAGS[cls]
+            if not fields:
+                return tag
+            if len(fields) == 1:
+                return {tag: record[fields[0].name]}
+            return {tag: record}
+        return record
+    raise TypeError(f"not an IR value: {obj!r}")
+
+
+def dumps(program: M.Program) -> str:
+    """Canonical JSON text of a program (sorted keys, trailing newline)."""
+    return json.dumps(to_data(program), sort_keys=True, indent=1, ensure_ascii=False,
+                      allow_nan=False) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Decoding
+
+
+class _Bad(Exception):
+    def __init__(self, path: str, message: str):
+        self.path = path
+        self.message = message
+
+
+def _decode(tp: Any, data: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return data
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if data is None:
+            if type(None) in typing.get_args(tp):
+                return None
+            raise _Bad(path, "a value is required here, not null")
+        if len(args) == 1:
+            return _decode(args[0], data, path)
+        # a union of variants (possibly a union of a variant family and a
+        # tuple of Targets for attribute types)
+        variant_members = [a for a in args if isinstance(a, type) and a in _VARIANT_CLASSES]
+        if variant_members and len(variant_members) == len(args):
+            return _decode_variant(tuple(variant_members), data, path)
+        for a in args:
+            try:
+                return _decode(a, data, path)
+            except _Bad:
+                continue
+        raise _Bad(path, f"unexpected value {json.dumps(data)[:60]}")
+    if origin is tuple:
+        if not isinstance(data, list):
+            raise _Bad(path, "expected a list")
+        targs = typing.get_args(tp)
+        if len(targs) == 2 and targs[1] is Ellipsis:
+            return tuple(_decode(targs[0], x, f"{path}[{i}]") for i, x in enumerate(data))
+        if len(data) != len(targs):
+            raise _Bad(path, f"expected a list of {len(targs)}")
+        return tuple(_decode(t, x, f"{path}[{i}]") for i, (t, x) in enumerate(zip(targs, data)))
+    if tp is float:
+        if isinstance(data, bool):
+            raise _Bad(path, "expected a number")
+        if data == "inf":
+            return math.inf
+        if data == "-inf":
+            return -math.inf
+        if isinstance(data, (int, float)):
+            return float(data)
+        raise _Bad(path, "expected a number (or \"inf\")")
+    if tp is int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            raise _Bad(path, "expected a whole number")
+        return data
+    if tp is bool:
+        if not isinstance(data, bool):
+            raise _Bad(path, "expected true or false")
+        return data
+    if tp is str:
+        if not isinstance(data, str):
+            raise _Bad(path, "expected a string")
+        return data
+    if isinstance(tp, type) and tp in _VARIANT_CLASSES:
+        return _decode_variant(_union_of(tp), data, path)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _decode_record(tp, data, path)
+    raise _Bad(path, f"cannot read a value of type {tp}")
+
+
+def _decode_record(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, dict):
+        raise _Bad(path, f"expected an object ({cls.__name__})")
+    hints = _hints(cls)
+    kwargs = {}
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in names:
+            raise _Bad(f"{path}.{key}", "unknown field")
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{path}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise _Bad(f"{path}.{f.name}", "missing field")
+    return cls(**kwargs)
+
+
+def _decode_variant(members: tuple[type, ...], data: Any, path: str) -> Any:
+    by_tag = {_TAGS[c]: c for c in members}
+    if isinstance(data, str):
+        cls = by_tag.get(data)
+        if cls is None or dataclasses.fields(cls):
+            raise _Bad(path, f"unknown variant {data!r} (one of {', '.join(sorted(by_tag))})")
+        return cls()
+    if not isinstance(data, dict) or len(data) != 1:
+        raise _Bad(path, "expected a tagged variant {\"Tag\": …}")
+    (tag, payload), = data.items()
+    cls = by_tag.get(tag)
+    if cls is None:
+        raise _Bad(path, f"unknown variant {tag!r} (one of {', '.join(sorted(by_tag))})")
+    fields = dataclasses.fields(cls)
+    if not fields:
+        raise _Bad(path, f"variant {tag} takes no value")
+    if len(fields) == 1:
+        f = fields[0]
+        return cls(**{f.name: _decode(_hints(cls)[f.name], payload, f"{path}.{tag}")})
+    return _decode_record(cls, payload, f"{path}.{tag}")
+
+
+def from_data(data: Any, source: str = "<ir>") -> M.Program:
+    """Read a program from parsed JSON; raises SerqError on a malformed file."""
+    if not isinstance(data, dict):
+        raise SerqError(Diagnostic("E901", f"{source}: an IR file is a JSON object"))
+    version = data.get("version")
+    if version != M.IR_VERSION:
+        raise SerqError(Diagnostic(
+            "E902", f"{source}: IR version {version} (this serq reads {M.IR_VERSION})",
+            help="regenerate the file from its program with `serq ir`"))
+    try:
+        return _decode_record(M.Program, data, "$")
+    except _Bad as bad:
+        raise SerqError(Diagnostic("E903", f"{source}: malformed IR at {bad.path}: {bad.message}"))
+
+
+def loads(text: str, source: str = "<ir>") -> M.Program:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SerqError(Diagnostic("E900", f"{source}:{e.lineno}:{e.colno}: not JSON: {e.msg}"))
+    return from_data(data, source)

@@ -1,0 +1,815 @@
+"""The parser: one LALR(1) lark instance, a transformer to the AST, and parse
+errors phrased in words (expression, `;`, end of input), not token names."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Optional
+
+import lark
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..diag import Diagnostic, SerqError, Sources, Span
+from . import ast as A
+
+_GRAMMAR = os.path.join(os.path.dirname(__file__), "grammar.lark")
+
+
+@lru_cache(maxsize=None)
+def _lark() -> lark.Lark:
+    with open(_GRAMMAR, encoding="utf-8") as f:
+        grammar = f.read()
+    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True,
+                     start=["start", "library", "expr_start"])
+
+
+class _Builder(Transformer):
+    """Grammar rules → AST nodes.  A rule without a handler fails loudly."""
+
+    def __init__(self, path: str):
+        super().__init__(visit_tokens=False)
+        self.path = path
+
+    def __default__(self, data, children, meta):  # pragma: no cover - a grammar/handler mismatch
+        raise NotImplementedError(f"no AST handler for grammar rule {data!r}")
+
+    # -- spans --
+    def sp(self, meta) -> Span:
+        if getattr(meta, "empty", False) or not hasattr(meta, "line"):
+            return Span(self.path, 1, 1, 1, 2)
+        return Span(self.path, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def tsp(self, tok: Token) -> Span:
+        return Span(self.path, tok.line, tok.column, tok.end_line, tok.end_column)
+
+    # -- program --
+    @v_args(meta=True)
+    def start(self, meta, children):
+        top, main, after, seen = [], None, [], False
+        for c in children:
+            if isinstance(c, A.Main) and not seen:
+                main, seen = c, True
+            elif seen:
+                after.append(c)
+            else:
+                top.append(c)
+        return A.Program(self.sp(meta), top, main, after, self.path)
+
+    @v_args(meta=True)
+    def library(self, meta, children):
+        return A.Program(self.sp(meta), list(children), None, [], self.path)
+
+    def expr_start(self, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def main(self, meta, children):
+        return A.Main(self.sp(meta), [c for c in children if not isinstance(c, Token)])
+
+    @v_args(meta=True)
+    def let_item(self, meta, c):
+        return A.Let(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def use_item(self, meta, c):
+        return A.Use(self.sp(meta), str(c[0])[1:-1])
+
+    @v_args(meta=True)
+    def def_item(self, meta, c):
+        name, params, body = c
+        kind, payload = body
+        return A.Def(self.sp(meta), str(name), params or [],
+                     payload if kind == "expr" else None,
+                     payload if kind == "block" else None, self.tsp(name))
+
+    @v_args(meta=True)
+    def def_block(self, meta, c):
+        return ("block", A.Block(self.sp(meta), list(c)))
+
+    @v_args(meta=True)
+    def def_expr(self, meta, c):
+        return ("expr", c[0])
+
+    @v_args(meta=True)
+    def def_eq(self, meta, c):
+        return ("expr", c[0])
+
+    def names(self, c):
+        return [str(t) for t in c]
+
+    def count(self, c):
+        return c[0]
+
+    # -- pools --
+    @v_args(meta=True)
+    def pool_item(self, meta, c):
+        name, count, *opts = c
+        return A.PoolDecl(self.sp(meta), str(name), count, list(opts), name_span=self.tsp(name))
+
+    @v_args(meta=True)
+    def pool_on_item(self, meta, c):
+        name, owner, device, *opts = c
+        return A.PoolDecl(self.sp(meta), str(name), None, list(opts), owner=str(owner),
+                          device=str(device) if device is not None else None, name_span=self.tsp(name))
+
+    q_pool_on = pool_on_item
+
+    @v_args(meta=True)
+    def q_pool(self, meta, c):
+        name, *opts = c
+        return A.PoolDecl(self.sp(meta), str(name), None, list(opts), name_span=self.tsp(name))
+
+    def _opt(kind, nexprs=0):
+        @v_args(meta=True)
+        def f(self, meta, c):
+            return A.Opt(self.sp(meta), kind, exprs=list(c[:nexprs]) if nexprs else [])
+        return f
+
+    opt_cap = _opt("cap", 1)
+    opt_block = _opt("block", 1)
+    opt_evict_lru = _opt("evict_lru")
+    opt_preempt_none = _opt("preempt_none")
+    opt_preempt_lifo = _opt("preempt_lifo")
+    opt_queue_fifo = _opt("queue_fifo")
+    opt_reserve_held = _opt("reserve_held")
+
+    @v_args(meta=True)
+    def opt_evict_by(self, meta, c):
+        return A.Opt(self.sp(meta), "evict_by", exprs=c[0])
+
+    @v_args(meta=True)
+    def opt_queue_by(self, meta, c):
+        return A.Opt(self.sp(meta), "queue_by", exprs=c[0])
+
+    @v_args(meta=True)
+    def opt_preempt_by(self, meta, c):
+        return A.Opt(self.sp(meta), "preempt_by", exprs=c[0], word=c[1])
+
+    def requeue(self, c):
+        return str(c[0])
+
+    @v_args(meta=True)
+    def opt_spill(self, meta, c):
+        to, via, work, when = c
+        return A.Opt(self.sp(meta), "spill", exprs=[work, when], refs=[to, via])
+
+    @v_args(meta=True)
+    def opt_admit_via(self, meta, c):
+        return A.Opt(self.sp(meta), "admit_via", word=str(c[0]))
+
+    # -- stages --
+    @v_args(meta=True)
+    def stage_item(self, meta, c):
+        name, count, kind = c
+        return A.StageDecl(self.sp(meta), str(name), count, kind, self.tsp(name))
+
+    @v_args(meta=True)
+    def kind_fifo(self, meta, c):
+        return A.Kind(self.sp(meta), "fifo", c[0] if c else None)
+
+    @v_args(meta=True)
+    def kind_ps(self, meta, c):
+        return A.Kind(self.sp(meta), "ps", c[0])
+
+    @v_args(meta=True)
+    def kind_delay(self, meta, c):
+        return A.Kind(self.sp(meta), "delay")
+
+    @v_args(meta=True)
+    def stage_step_old(self, meta, c):
+        name, count, *items = c
+        return A.StageDecl(self.sp(meta), str(name), count, A.Kind(self.sp(meta), "step", None, list(items)),
+                           self.tsp(name))
+
+    @v_args(meta=True)
+    def oldstep(self, meta, c):
+        return (str(c[0]), c[1], self.sp(meta))
+
+    # -- devices and engines --
+    @v_args(meta=True)
+    def device_item(self, meta, c):
+        name, count, *res = c
+        return A.DeviceDecl(self.sp(meta), str(name), count, list(res), self.tsp(name))
+
+    @v_args(meta=True)
+    def q_device(self, meta, c):
+        name, *res = c
+        return A.DeviceDecl(self.sp(meta), str(name), None, list(res), self.tsp(name))
+
+    @v_args(meta=True)
+    def res_time(self, meta, c):
+        return A.TimeResource(self.sp(meta), str(c[0]), c[1] or [], c[2])
+
+    @v_args(meta=True)
+    def res_cap(self, meta, c):
+        return A.CapResource(self.sp(meta), str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def engine_item(self, meta, c):
+        name, count, device, *items = c
+        return A.EngineDecl(self.sp(meta), str(name), count, str(device), list(items), self.tsp(name))
+
+    @v_args(meta=True)
+    def q_engine(self, meta, c):
+        device, *items = c
+        return A.EngineDecl(self.sp(meta), "", None, str(device), list(items), self.sp(meta))
+
+    @v_args(meta=True)
+    def e_cap(self, meta, c):
+        return A.ECap(self.sp(meta), str(c[0]), c[1], c[2])
+
+    @v_args(meta=True)
+    def e_granule(self, meta, c):
+        return A.EGranule(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def e_state(self, meta, c):
+        return A.EState(self.sp(meta), str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def e_schedule(self, meta, c):
+        lets = [x for x in c if isinstance(x, A.Let)]
+        stmts = [x for x in c if not isinstance(x, A.Let)]
+        return A.ESchedule(self.sp(meta), lets, stmts)
+
+    @v_args(meta=True)
+    def slet(self, meta, c):
+        return A.Let(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def e_execute(self, meta, c):
+        return A.EExecute(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def e_request(self, meta, c):
+        params, *stmts = c
+        return A.ERequest(self.sp(meta), params or [], list(stmts))
+
+    @v_args(meta=True)
+    def s_advance(self, meta, c):
+        return A.SAdvance(self.sp(meta), c[0], c[1], c[2])
+
+    @v_args(meta=True)
+    def s_admit(self, meta, c):
+        return A.SAdmit(self.sp(meta), c[0], c[1], c[2], c[3])
+
+    @v_args(meta=True)
+    def s_exclusive(self, meta, c):
+        return A.SExclusive(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def s_branch(self, meta, c):
+        return A.SBranch(self.sp(meta), c[0], c[1], c[2])
+
+    def sblock(self, c):
+        return list(c)
+
+    @v_args(meta=True)
+    def s_set(self, meta, c):
+        return A.SSet(self.sp(meta), str(c[0]), c[1])
+
+    def only(self, c):
+        return c[0]
+
+    def swhile(self, c):
+        return c[0]
+
+    def atmost(self, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def order_admission(self, meta, c):
+        return A.Order(self.sp(meta), "admission")
+
+    @v_args(meta=True)
+    def order_by(self, meta, c):
+        return A.Order(self.sp(meta), "by", c[0])
+
+    @v_args(meta=True)
+    def order_decode_first(self, meta, c):
+        return A.Order(self.sp(meta), "decode_first")
+
+    @v_args(meta=True)
+    def taking(self, meta, c):
+        *takes, reuse = c
+        return A.Taking(self.sp(meta), list(takes), reuse)
+
+    @v_args(meta=True)
+    def take(self, meta, c):
+        return A.Take(self.sp(meta), c[0], c[1], c[2])
+
+    def reserve(self, c):
+        return c[0]
+
+    def reuse(self, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def r_prefill(self, meta, c):
+        return A.RPrefill(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def r_decode(self, meta, c):
+        return A.RDecode(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def r_admission(self, meta, c):
+        return A.RAdmission(self.sp(meta), list(c))
+
+    @v_args(meta=True)
+    def r_cache(self, meta, c):
+        return A.RCache(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def binding(self, meta, c):
+        return A.Binding(self.sp(meta), str(c[0]), c[1])
+
+    def growing(self, c):
+        return c[0]
+
+    # -- workload --
+    @v_args(meta=True)
+    def workload_item(self, meta, c):
+        return A.Workload(self.sp(meta), list(c))
+
+    @v_args(meta=True)
+    def wl_arrive(self, meta, c):
+        return A.WArrive(self.sp(meta), str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def wl_trace(self, meta, c):
+        return A.WTrace(self.sp(meta), str(c[0])[1:-1], c[1] is not None)
+
+    @v_args(meta=True)
+    def wl_init(self, meta, c):
+        return A.WBlock(self.sp(meta), "init", c[0])
+
+    @v_args(meta=True)
+    def wl_turn(self, meta, c):
+        return A.WBlock(self.sp(meta), "turn", c[0])
+
+    @v_args(meta=True)
+    def wl_session(self, meta, c):
+        return A.WBlock(self.sp(meta), "session", c[0])
+
+    @v_args(meta=True)
+    def wl_hidden(self, meta, c):
+        return A.WHidden(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def server_item(self, meta, c):
+        return A.Server(self.sp(meta), c[0])
+
+    # -- queues and relations --
+    @v_args(meta=True)
+    def queue_item(self, meta, c):
+        name, count, roles, *items = c
+        return A.QueueDecl(self.sp(meta), str(name), count, roles or [], list(items), self.tsp(name))
+
+    @v_args(meta=True)
+    def q_serve(self, meta, c):
+        return ("serve", c[0], c[1], self.sp(meta))
+
+    @v_args(meta=True)
+    def q_nic(self, meta, c):
+        return ("nic", c[0], None, self.sp(meta))
+
+    @v_args(meta=True)
+    def q_entry(self, meta, c):
+        verb, params, src, block = c
+        return ("entry", str(verb), (params or [], str(src) if src is not None else None, block),
+                self.sp(meta))
+
+    def verb_prefill(self, c):
+        return "prefill"
+
+    def verb_decode(self, c):
+        return "decode"
+
+    def verb_transfer(self, c):
+        return "transfer"
+
+    @v_args(meta=True)
+    def share_item(self, meta, c):
+        return A.ShareDecl(self.sp(meta), str(c[0]))
+
+    @v_args(meta=True)
+    def relation_item(self, meta, c):
+        reader, verb, source, latency, share = c
+        return A.Relation(self.sp(meta), str(reader), str(verb), str(source), latency, str(share))
+
+    @v_args(meta=True)
+    def gauge_item(self, meta, c):
+        return A.GaugeDecl(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def claim_item(self, meta, c):
+        name, given, (form, stage, expr) = c
+        return A.ClaimDecl(self.sp(meta), str(name), given, form, stage, expr, self.tsp(name))
+
+    def given(self, c):
+        return c[0]
+
+    def claim_every(self, c):
+        return ("every", c[0], c[1])
+
+    def claim_some(self, c):
+        return ("some", c[0], c[1])
+
+    def claim_end(self, c):
+        return ("end", None, c[0])
+
+    @v_args(meta=True)
+    def runblock_item(self, meta, c):
+        return A.RunBlock(self.sp(meta))
+
+    # -- statements --
+    @v_args(meta=True)
+    def block(self, meta, c):
+        return A.Block(self.sp(meta), list(c))
+
+    @v_args(meta=True)
+    def st_turn(self, meta, c):
+        return A.Turn(self.sp(meta))
+
+    @v_args(meta=True)
+    def st_request(self, meta, c):
+        return A.RequestStmt(self.sp(meta))
+
+    @v_args(meta=True)
+    def st_size(self, meta, c):
+        return A.SizeDecl(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def st_cost(self, meta, c):
+        return A.CostDecl(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def st_cost_record(self, meta, c):
+        return A.CostRecord(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    def fields(self, c):
+        return list(c)
+
+    @v_args(meta=True)
+    def field(self, meta, c):
+        return A.CostField(self.sp(meta), str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def st_set(self, meta, c):
+        return A.Set(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def st_observe(self, meta, c):
+        return A.Observe(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def st_hold(self, meta, c):
+        pools = [x for x in c if isinstance(x, A.HoldPool)]
+        rest = c[len(pools):]
+        reuse, admission, body, cache, lease = rest
+        return A.Hold(self.sp(meta), pools, reuse, admission or [], body, cache, lease)
+
+    @v_args(meta=True)
+    def holdpool(self, meta, c):
+        return A.HoldPool(self.sp(meta), c[0], c[1], c[2])
+
+    @v_args(meta=True)
+    def admission(self, meta, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def binding_list(self, meta, c):
+        out = []
+        for i in range(0, len(c), 2):
+            name, expr = c[i], c[i + 1]
+            out.append(A.Binding(Span(self.path, name.line, name.column, expr.span.end_line,
+                                      expr.span.end_col), str(name), expr))
+        return out
+
+    def cache(self, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def lease(self, meta, c):
+        return A.Lease(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def st_grow(self, meta, c):
+        return A.Grow(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def st_drop(self, meta, c):
+        return A.Drop(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def st_release(self, meta, c):
+        return A.Release(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def st_load(self, meta, c):
+        return A.Load(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def st_run(self, meta, c):
+        ref, mode, work, growing = c
+        return A.Run(self.sp(meta), [ref], mode, work, growing)
+
+    def mode_prefill(self, c):
+        return "prefill"
+
+    def mode_decode(self, c):
+        return "decode"
+
+    @v_args(meta=True)
+    def st_run_multi(self, meta, c):
+        *refs, work = c
+        return A.Run(self.sp(meta), list(refs), None, work, None)
+
+    @v_args(meta=True)
+    def st_run_own(self, meta, c):
+        return A.Run(self.sp(meta), [], None, c[0], None)
+
+    @v_args(meta=True)
+    def st_branch(self, meta, c):
+        return A.Branch(self.sp(meta), c[0], c[1], c[2], False)
+
+    @v_args(meta=True)
+    def st_branch_with(self, meta, c):
+        return A.Branch(self.sp(meta), c[0], c[1], c[2], True)
+
+    @v_args(meta=True)
+    def st_while(self, meta, c):
+        return A.While(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def st_loop(self, meta, c):
+        return A.Loop(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def st_fork(self, meta, c):
+        return A.Fork(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def st_join(self, meta, c):
+        return A.Join(self.sp(meta))
+
+    @v_args(meta=True)
+    def st_choose(self, meta, c):
+        return A.Choose(self.sp(meta), str(c[0]), c[1], c[2], self.tsp(c[0]))
+
+    @v_args(meta=True)
+    def st_end(self, meta, c):
+        return A.End(self.sp(meta))
+
+    @v_args(meta=True)
+    def st_mark(self, meta, c):
+        return A.Mark(self.sp(meta), str(c[0]))
+
+    @v_args(meta=True)
+    def st_transfer(self, meta, c):
+        where, work, src, dst, tokens = c
+        return A.Transfer(self.sp(meta), where, work, src, dst, tokens)
+
+    @v_args(meta=True)
+    def st_tool(self, meta, c):
+        return A.Tool(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def tool_where(self, meta, c):
+        w = c[0]
+        if w is None:
+            return A.Where(self.sp(meta), None, [])
+        return w
+
+    @v_args(meta=True)
+    def tool_index(self, meta, c):
+        return A.Where(self.sp(meta), c[0], [])
+
+    @v_args(meta=True)
+    def tool_on(self, meta, c):
+        return A.Where(self.sp(meta), None, list(c))
+
+    @v_args(meta=True)
+    def st_call(self, meta, c):
+        target, src, to = c
+        return A.CallStmt(self.sp(meta), target, src, to)
+
+    def from_clause(self, c):
+        return c[0]
+
+    def to_clause(self, c):
+        return (c[0], c[1])
+
+    # -- references --
+    @v_args(meta=True)
+    def ref(self, meta, c):
+        return A.Ref(self.sp(meta), list(c))
+
+    @v_args(meta=True)
+    def refpart(self, meta, c):
+        return A.RefPart(self.sp(meta), str(c[0]), c[1])
+
+    # -- expressions --
+    def exprs(self, c):
+        return list(c)
+
+    @v_args(meta=True)
+    def e_cond(self, meta, c):
+        return A.Cond(self.sp(meta), c[0], c[1], c[2])
+
+    @v_args(meta=True)
+    def e_or(self, meta, c):
+        return A.Binary(self.sp(meta), "||", c[0], c[1])
+
+    @v_args(meta=True)
+    def e_and(self, meta, c):
+        return A.Binary(self.sp(meta), "&&", c[0], c[1])
+
+    @v_args(meta=True)
+    def e_cmp(self, meta, c):
+        return A.Binary(self.sp(meta), str(c[1]), c[0], c[2])
+
+    @v_args(meta=True)
+    def e_add(self, meta, c):
+        return A.Binary(self.sp(meta), str(c[1]), c[0], c[2])
+
+    @v_args(meta=True)
+    def e_mul(self, meta, c):
+        return A.Binary(self.sp(meta), str(c[1]), c[0], c[2])
+
+    @v_args(meta=True)
+    def e_neg(self, meta, c):
+        return A.Unary(self.sp(meta), "-", c[0])
+
+    @v_args(meta=True)
+    def e_not(self, meta, c):
+        return A.Unary(self.sp(meta), "!", c[0])
+
+    @v_args(meta=True)
+    def e_pow(self, meta, c):
+        return A.Binary(self.sp(meta), "^", c[0], c[1])
+
+    @v_args(meta=True)
+    def e_dot(self, meta, c):
+        return A.Dot(self.sp(meta), c[0], str(c[1]))
+
+    @v_args(meta=True)
+    def e_index(self, meta, c):
+        return A.Index(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def e_call(self, meta, c):
+        return A.Call(self.sp(meta), c[0], c[1] or [])
+
+    @v_args(meta=True)
+    def e_num(self, meta, c):
+        return A.Num(self.sp(meta), float(str(c[0])))
+
+    @v_args(meta=True)
+    def e_name(self, meta, c):
+        return A.Name(self.sp(meta), str(c[0]))
+
+    @v_args(meta=True)
+    def e_string(self, meta, c):
+        return A.Str(self.sp(meta), str(c[0])[1:-1])
+
+    @v_args(meta=True)
+    def e_draw(self, meta, c):
+        return A.Draw(self.sp(meta), str(c[0]), c[1] or [])
+
+    @v_args(meta=True)
+    def e_agg(self, meta, c):
+        kind, var, count, body = c
+        return A.Agg(self.sp(meta), str(kind), str(var), count, body)
+
+
+# ---------------------------------------------------------------- errors
+
+_WORDS = {
+    "NAME": "a name", "NUMBER": "a number", "STRING": "a string in quotes",
+    "CMP_OP": "a comparison", "ADD_OP": "`+` or `-`", "MUL_OP": "`*` or `/`",
+    "MODE": "`prefill` or `decode`", "ARRIVAL_KIND": "an arrival (`poisson`, `renewal`, `closed`, `batch`, `none`)",
+    "SHARE_KIND": "`maxmin` or `bottleneck`", "RELATION": "`pull` or `push`",
+    "HEAD_OR_TAIL": "`head` or `tail`", "ORDERED": "`ordered`", "MAIN": "`main`",
+    "$END": "end of input",
+}
+_EXPR_START = {"NUMBER", "NAME", "LPAR", "TILDE", "MINUS", "BANG"}
+
+
+_STATEMENT_START = {"SET", "HOLD", "RUN", "OBSERVE", "BRANCH"}
+_ITEM_START = {"POOL", "STAGE", "WORKLOAD", "SERVER", "DEVICE"}
+
+
+def _terminal_words(names: set[str]) -> list[str]:
+    lk = _lark()
+    patterns = {t.name: t.pattern for t in lk.terminals}
+    words = []
+    names = set(names)
+    if _STATEMENT_START <= names:
+        words.append("a statement")
+        names = {n for n in names if n in ("RBRACE", "$END")}
+    elif _ITEM_START <= names:
+        words.append("a declaration")
+        names = {n for n in names if n in ("RBRACE", "$END")}
+    if _EXPR_START <= names or {"NUMBER", "NAME", "LPAR", "TILDE"} <= names:
+        words.append("an expression")
+        names -= _EXPR_START | {"STRING"}
+    for n in sorted(names):
+        if n in _WORDS:
+            words.append(_WORDS[n])
+        elif n in patterns and patterns[n].type == "str":
+            words.append(f"`{patterns[n].value}`")
+        else:
+            words.append(n.lower())
+    # keep the list readable
+    words = sorted(set(words), key=lambda w: (w not in ("an expression", "a statement", "a declaration"), w))
+    return words
+
+
+def _join(words: list[str]) -> str:
+    if len(words) > 8:
+        words = words[:8] + ["…"]
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _found(tok: Token) -> str:
+    if tok.type == "$END":
+        return "end of input"
+    return f"`{tok}`"
+
+
+def _parse_error(path: str, text: str, e: UnexpectedInput) -> SerqError:
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
+        span = Span(path, e.line, e.column, e.line, e.column + 1)
+        if ch == '"':
+            return SerqError(Diagnostic("E101", "unterminated string", span,
+                                        help="a string ends with `\"` on the same line"))
+        return SerqError(Diagnostic("E101", f"unexpected character `{ch}`", span))
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        if tok.type == "$END":
+            lines = text.split("\n")
+            line = len(lines)
+            col = len(lines[-1]) + 1
+            while line > 1 and not lines[line - 1].strip():
+                line -= 1
+                col = len(lines[line - 1]) + 1
+            span = Span(path, line, col, line, col + 1)
+        else:
+            span = Span(path, tok.line, tok.column, tok.end_line or tok.line,
+                        tok.end_column or tok.column + len(str(tok)))
+        expected = _terminal_words(set(e.expected))
+        help_ = _hint(tok, set(e.expected))
+        return SerqError(Diagnostic("E102", f"expected {_join(expected)}, found {_found(tok)}",
+                                    span, help=help_))
+    if isinstance(e, UnexpectedEOF):
+        span = Span(path, 1, 1, 1, 2)
+        return SerqError(Diagnostic("E102", "unexpected end of input", span))
+    return SerqError(Diagnostic("E102", str(e).split("\n")[0]))
+
+
+def _hint(tok: Token, expected: set[str]) -> Optional[str]:
+    if "SEMICOLON" in expected and tok.type != "SEMICOLON":
+        return "a statement ends with `;`"
+    if "RBRACE" in expected and tok.type == "$END":
+        return "a block opened with `{` is closed with `}`"
+    return None
+
+
+def _parse(text: str, path: str, start: str):
+    Sources.add(path, text)
+    try:
+        tree = _lark().parse(text, start=start)
+    except UnexpectedInput as e:
+        raise _parse_error(path, text, e) from None
+    except RecursionError:
+        raise SerqError(Diagnostic("E103", "the program nests too deeply to parse",
+                                   Span(path, 1, 1, 1, 2))) from None
+    try:
+        return _Builder(path).transform(tree)
+    except lark.exceptions.VisitError as ve:  # pragma: no cover - a handler bug
+        if isinstance(ve.orig_exc, SerqError):
+            raise ve.orig_exc from None
+        raise ve.orig_exc
+
+
+def parse(text: str, path: str = "<input>") -> A.Program:
+    """Parse a whole program; raises SerqError with a located message."""
+    prog = _parse(text, path, "start")
+    return prog
+
+
+def parse_library(text: str, path: str) -> A.Program:
+    """Parse a library (definitions, constants and imports, no main)."""
+    return _parse(text, path, "library")
+
+
+def parse_expr(text: str, path: str = "<expr>") -> A.Expr:
+    """Parse one expression (a --set value)."""
+    return _parse(text, path, "expr_start")

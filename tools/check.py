@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""`make check`: every example links, and every committed generated file is
+what the code generates now.  `--write-golden` rewrites tests/golden/."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from serq.diag import SerqError  # noqa: E402
+
+GOLDEN_HORIZON = 100.0
+
+
+def examples() -> list[str]:
+    return sorted(p for p in glob.glob("examples/**/*.sq", recursive=True)
+                  if not p.startswith("examples/lib/"))
+
+
+def golden_ir_path(example: str) -> str:
+    rel = os.path.relpath(example, "examples")
+    return os.path.join("tests", "golden", "ir", rel[:-3].replace(os.sep, "__") + ".ir.json")
+
+
+def golden_ir(example: str) -> str:
+    from serq.ir import dumps
+    from serq.link import compile_file
+    return dumps(compile_file(example, horizon=GOLDEN_HORIZON))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write-golden", action="store_true")
+    args = ap.parse_args()
+    os.chdir(ROOT)
+    failures = 0
+    from serq.link import compile_file
+    for ex in examples():
+        try:
+            compile_file(ex)
+        except SerqError as e:
+            print(e.render(), file=sys.stderr)
+            print(f"FAIL: {ex} does not link", file=sys.stderr)
+            failures += 1
+            continue
+        path = golden_ir_path(ex)
+        text = golden_ir(ex)
+        if args.write_golden:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    old = f.read()
+            except OSError:
+                old = None
+            if old != text:
+                print(f"STALE: {path} (run `make golden` and review the diff)", file=sys.stderr)
+                failures += 1
+    print(f"check: {len(examples())} examples link" + ("" if not failures else f"; {failures} problem(s)"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
