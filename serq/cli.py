@@ -196,3 +196,51 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, as_json, dump, claim
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+@main.command()
+@_file
+@_set
+@click.option("--view", type=click.Choice(["deployment", "session"]), default="deployment",
+              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["svg", "tikz"]), default="svg", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
+def draw(file, sets, view, fmt, out):
+    """Draw the deployment or the session as a figure."""
+    program = load_program(file, sets, need_horizon=False)
+    from .draw import render
+    text = render(program, view=view, fmt=fmt)
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+# ---------------------------------------------------------------- the vLLM oracle
+
+@main.group()
+def oracle():
+    """vLLM's real scheduler as the oracle: scenarios, agreement, divergence."""
+
+
+def scenario_program(path: str):
+    """`examples/oracle/vllm_request.sq` compiled for a scenario: its engine as
+    inputs, its requests as explicit sessions."""
+    from .ir import validate
+    from .link import compile_file
+    from .oracle import scenario as S
+    s = S.load(path)
+    p = compile_file(S.PROGRAM, sets=S.inputs(s), horizon=S.horizon(s))
+    p = S.with_sessions(p, s)
+    validate(p)
+    return s, p
+
+
+@oracle.command(name="ir")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+def oracle_ir(scenario):
+    """Print the IR of the oracle program compiled for SCENARIO.json."""
+    from .ir import dumps
+    _, p = scenario_program(scenario)
+    click.echo(dumps(p), nl=False)

@@ -956,32 +956,47 @@ class Linker(ExprMixin):
                 pass
 
     def chunk_of(self, e: M.Expr, src: A.Expr) -> M.Expr:
-        """`each at most (e)` as the kernel's chunk: inf (no cap) is 0; every
-        value it chooses is a constant above 0 or max(k, e) with k > 0."""
+        """`each at most (e)` as the kernel's chunk, where 0 means no cap: a cap
+        of inf is written 0, and Z3 shows that every value the cap can take,
+        for every value of what its condition reads, is above 0 (the kernel
+        would read 0 as no cap: the program would mean one thing and run
+        another)."""
+        from .. import smt
+
+        def ref_name(ref, kind):
+            decls = self.pools_meta if kind == "pool" else self.stages_meta
+            return decls[ref.base].name if 0 <= ref.base < len(decls) else f"{kind}{ref.base}"
+
+        cex = smt.cap_counterexample(e, name_of_ref=ref_name,
+                                     reg_names=tuple(r.name for r in self.registers))
+        if cex is not None:
+            text = _source_text(src.span)
+            named = []
+            for x in walk(e):
+                if type(x) is M.ENum and not x.value > 0:
+                    sp = self.spans.get(id(x))
+                    word = _source_text(sp) if sp else None
+                    if word and word.isidentifier() and word in self.consts:
+                        named.append(f"{word} = {fmt(x.value)}")
+            state = ", ".join(f"{n} = {v}" for n, v in cex.assignment)
+            if cex.value == "unknown":
+                msg = f"each at most ({text}): Z3 cannot show that the cap is above 0"
+            else:
+                msg = (f"{'with ' + ', '.join(sorted(set(named))) + ', ' if named else ''}"
+                       f"each at most ({text}) is {cex.value}" + (f" when {state}" if state else ""))
+            self.diag.add("E407", msg, src.span,
+                          help="a cap at or below 0 does not link (the kernel reads 0 as no cap): write "
+                               "`inf` for no cap, a constant above 0, or `max(k, e)` with a constant k > 0")
+            return self.num(0, src.span)
+
         def conv(x):
-            if type(x) is M.ENum:
-                if math.isinf(x.value) and x.value > 0:
-                    return self.num(0, self.spans.get(id(x), src.span))
-                if not x.value > 0:
-                    self.diag.add("E407", f"each at most ({fmt(x.value)}): a cap at or below 0 does not "
-                                  "link (the kernel would read it as no cap)",
-                                  self.spans.get(id(x), src.span),
-                                  help="write `inf` for no cap, or `max(k, e)` with a constant k > 0")
-                return x
+            if type(x) is M.ENum and math.isinf(x.value) and x.value > 0:
+                return self.num(0, self.spans.get(id(x), src.span))
             if type(x) is M.ECond:
-                return self.mk(M.ECond(x.cond, conv(x.then), conv(x.other)), self.spans.get(id(x), src.span))
-            if type(x) is M.EFn and x.fn == "Max":
-                for a in x.args:
-                    v = const_value(a)
-                    if v is not None and v > 0:
-                        return x
-            self.diag.add("E407", "each at most chooses among constants (its condition may read the "
-                          "iteration) or `max(k, e)` with a constant k > 0",
-                          self.spans.get(id(x), src.span),
-                          help="a cap that follows the iteration keeps a floor: `max(1, …)`")
+                return self.mk(M.ECond(x.cond, conv(x.then), conv(x.other)),
+                               self.spans.get(id(x), src.span))
             return x
-        out = conv(e)
-        return self.fold(out)
+        return self.fold(conv(e))
 
     # ================================================================ workload and statements
     def workload_blocks(self):
@@ -1637,6 +1652,15 @@ class StmtCtx:
         return StmtCtx(self.where if self.where not in ("init", "turn") else self.where,
                        self.in_fork or fork, self.in_loop or loop,
                        self.holds + ((hold,) if hold is not None else ()))
+
+
+def _source_text(span: Optional[Span]) -> Optional[str]:
+    if span is None or span.line != span.end_line:
+        return None
+    line = Sources.line(span.file, span.line)
+    if line is None:
+        return None
+    return line[span.col - 1:span.end_col - 1]
 
 
 def _a(word: str) -> str:

@@ -1,0 +1,82 @@
+"""A scenario (`tools/oracle/NAME.json`) as a program: its engine as the
+inputs of `examples/oracle/vllm_request.sq`, its requests as explicit sessions."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+
+from ..diag import Diagnostic, SerqError
+from ..ir import model as M
+
+PROGRAM = os.path.join("examples", "oracle", "vllm_request.sq")
+KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "requests"}
+
+
+def load(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise SerqError(Diagnostic("E950", f"cannot read scenario {path}: {e.strerror}"))
+    except json.JSONDecodeError as e:
+        raise SerqError(Diagnostic("E950", f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}"))
+    check(data, path)
+    return data
+
+
+def check(s: dict, where: str = "scenario") -> None:
+    def bad(msg):
+        raise SerqError(Diagnostic("E951", f"{where}: {msg}",
+                                   help='a scenario is {"budget", "max_seqs", "block_size", "num_blocks", '
+                                        '"chunk", "prefix_caching", "requests": [{"prompt", "out", "arrive"}]}'))
+    if not isinstance(s, dict):
+        bad("a scenario is a JSON object")
+    unknown = set(s) - KEYS
+    if unknown:
+        bad(f"unknown key {sorted(unknown)[0]!r}")
+    for k in ("budget", "max_seqs", "block_size", "num_blocks"):
+        v = s.get(k)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            bad(f"{k!r} must be a whole number ≥ 1")
+    c = s.get("chunk", 0)
+    if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+        bad("'chunk' must be a whole number ≥ 0 (0: no cap)")
+    if not isinstance(s.get("prefix_caching", False), bool):
+        bad("'prefix_caching' must be true or false")
+    reqs = s.get("requests")
+    if not isinstance(reqs, list) or not reqs:
+        bad("'requests' must be a non-empty list")
+    for i, r in enumerate(reqs):
+        if not isinstance(r, dict) or set(r) - {"prompt", "out", "arrive"}:
+            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\"}}")
+        for k, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
+            v = r.get(k, 0 if k == "arrive" else None)
+            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+                bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
+
+
+def inputs(s: dict) -> dict:
+    """The program's inputs (`--set`) for a scenario."""
+    return {"bs": str(s["block_size"]), "B": str(s["budget"]), "blocks": str(s["num_blocks"]),
+            "max_seqs": str(s["max_seqs"]), "chunk": str(s.get("chunk", 0) or "inf"),
+            "prefix": "1" if s.get("prefix_caching", False) else "0"}
+
+
+def horizon(s: dict) -> float:
+    """A step count no run of the scenario reaches: every step that schedules
+    computes at least one token, and a preemption chain is bounded by it."""
+    reqs = s["requests"]
+    work = sum(r["prompt"] + r["out"] for r in reqs)
+    return float(max(r.get("arrive", 0) for r in reqs) + 4 * work + 64)
+
+
+def with_sessions(p: M.Program, s: dict) -> M.Program:
+    """The compiled program with the scenario's requests as explicit sessions."""
+    slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
+    sessions = tuple(M.SessionSpec(attrs=((slot["prompt"], float(r["prompt"])), (slot["o"], float(r["out"])),
+                                          (slot["arrive"], float(r.get("arrive", 0)))))
+                     for r in s["requests"])
+    return dataclasses.replace(p, arrival=M.ASessions(sessions))

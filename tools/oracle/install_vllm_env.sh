@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Build .venv-vllm at the repo root: vLLM 0.33.0 (no deps) on the CPU build of
+# torch 2.13.0, plus the pure-Python packages its scheduler, configs and
+# request classes import.  Follows /work/shared/oracle-notes.md ("Install").
+#
+# Idempotent: exits 0 at once if the venv exists and vLLM's scheduler imports.
+# Usage: tools/oracle/install_vllm_env.sh        (or: make vllm-env)
+# Env:   VLLM_VENV=path   to build elsewhere (default: <repo>/.venv-vllm)
+#        PYTHON=python3.11 interpreter used to create the venv
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+VENV="${VLLM_VENV:-$ROOT/.venv-vllm}"
+PY="${PYTHON:-python3}"
+
+export VLLM_TARGET_DEVICE=cpu HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_PLUGINS=
+export VLLM_LOGGING_LEVEL=ERROR
+
+check() {
+  [ -x "$VENV/bin/python" ] || return 1
+  "$VENV/bin/python" - <<'EOF' >/dev/null 2>&1
+import torch, vllm
+assert vllm.__version__ == "0.33.0", vllm.__version__
+assert torch.__version__.startswith("2.13.0"), torch.__version__
+from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, VllmConfig
+from vllm.v1.core.sched.scheduler import Scheduler
+from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig
+from vllm.v1.request import Request
+from vllm.v1.structured_output import StructuredOutputManager
+from vllm.v1.outputs import ModelRunnerOutput
+import transformers
+EOF
+}
+
+if check; then
+  echo "vllm env OK: $VENV"
+  exit 0
+fi
+
+echo "building $VENV (about 2.2 GB, a few minutes)" >&2
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PY" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/pip" install --disable-pip-version-check)
+
+# 1. The CPU build of torch 2.13.0 that lies on this machine's disk (vLLM
+#    declares torch==2.14.0, but its scheduler runs with this one).
+"${PIP[@]}" "torch==2.13.0"
+# 2. vLLM itself without its dependency set: a plain `pip install vllm` pulls
+#    CUDA packages, and a CUDA torchvision breaks `import transformers`.
+"${PIP[@]}" --no-deps "vllm==0.33.0"
+# 3. The pure-Python packages its config / scheduler / request imports need.
+"${PIP[@]}" numpy regex cachetools psutil "requests>=2.33.0" tqdm blake3 py-cpuinfo \
+  "transformers<5.21.0,>=5.16.1" "huggingface_hub>=1.31.0" "tokenizers>=0.23.2" "pydantic>=2.12.0" \
+  msgspec cloudpickle pyyaml "pyzmq>=25.0.0" "typing_extensions>=4.10" "filelock>=3.20.3" einops \
+  sentencepiece "safetensors>=0.6.2" "protobuf>=5.29.6,!=6.30.*,!=6.31.*,!=6.32.*,!=6.33.0.*,!=6.33.1.*,!=6.33.2.*,!=6.33.3.*,!=6.33.4.*" \
+  cbor2 "pillow>=13.0.0" "aiohttp>=3.14.4" "openai>=2.25.0" pybase64 uvloop "prometheus_client>=0.18.0" \
+  "fastapi<0.137.0,>=0.133.0" partial-json-parser "oss-harmony>=0.0.11"
+"${PIP[@]}" --no-deps "xgrammar==0.2.8" "apache-tvm-ffi==0.1.11" "llguidance<1.8.0,>=1.7.0"
+
+if check; then
+  echo "vllm env OK: $VENV"
+else
+  echo "vllm env built but vLLM's scheduler does not import; run:" >&2
+  echo "  VLLM_TARGET_DEVICE=cpu $VENV/bin/python -c 'from vllm.v1.core.sched.scheduler import Scheduler'" >&2
+  exit 1
+fi

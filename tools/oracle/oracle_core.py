@@ -1,0 +1,439 @@
+"""Shared machinery for the vLLM scheduler oracles (runs under .venv-vllm).
+
+This module builds vLLM 0.33.0's real v1 ``Scheduler`` (with its real KV-cache
+manager and block pool) on a CPU with no model weights, and drives it one
+``schedule()`` call at a time with a fake model runner.  Nothing of vLLM's
+scheduling logic is re-implemented here: the only code standing in for vLLM is
+the fake runner (which tokens get sampled) and the loop that decides when to
+call ``schedule()``.
+
+Conventions (see README.md in this directory for the full statement):
+
+* step k   = the k-th ``schedule()`` call, counting from 0;
+* a token sampled in step k exists at time k + 1;
+* a request that arrives at k is added right before call k;
+* a call is made (and counted) while ``Scheduler.has_requests()`` is true --
+  the condition vLLM's ``EngineCore.step`` uses -- or an arrival is still to
+  come.  ``has_requests()`` stays true for one call after the last request
+  finishes (its id must still be flushed to the workers), so a run's
+  ``steps`` is the last token's time + 1.
+
+Importing this module sets the environment vLLM needs on this machine and
+moves file descriptor 1 onto stderr, so that nothing vLLM, torch or a C
+extension prints can reach stdout; callers write their JSON to ``OUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+# ---------------------------------------------------------------------------
+# Environment: must be set before vllm is imported.
+os.environ["VLLM_TARGET_DEVICE"] = "cpu"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["VLLM_PLUGINS"] = ""
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Keep stdout clean: everything written to fd 1 from here on goes to stderr;
+# the oracles print their JSON through OUT, a duplicate of the original fd 1.
+sys.stdout.flush()
+OUT = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TINY_MODEL_DIR = os.path.join(HERE, "tiny_model")
+VLLM_VERSION_PINNED = "0.33.0"
+
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+from oracle_format import dumps_output  # noqa: E402,F401  (re-exported)
+
+_vllm = None  # lazily imported namespace
+
+
+class ScenarioError(ValueError):
+    """A malformed or infeasible scenario / trace (reported without traceback)."""
+
+
+def _import_vllm():
+    """Import the pieces of vLLM we drive (slow: ~6 s, so done once)."""
+    global _vllm
+    if _vllm is not None:
+        return _vllm
+    import types
+
+    import torch
+    import vllm
+    from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, VllmConfig
+    from vllm.sampling_params import SamplingParams
+    from vllm.utils.hashing import get_hash_fn_by_name
+    from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.kv_cache_interface import (
+        FullAttentionSpec,
+        KVCacheConfig,
+        KVCacheGroupSpec,
+    )
+    from vllm.v1.outputs import ModelRunnerOutput
+    from vllm.v1.request import Request
+    from vllm.v1.structured_output import StructuredOutputManager
+
+    if vllm.__version__ != VLLM_VERSION_PINNED:
+        raise SystemExit(
+            f"vllm {vllm.__version__} is installed; the oracle is pinned to "
+            f"{VLLM_VERSION_PINNED} (run tools/oracle/install_vllm_env.sh)"
+        )
+    _vllm = types.SimpleNamespace(**{k: v for k, v in locals().items() if k != "types"})
+    return _vllm
+
+
+# ---------------------------------------------------------------------------
+# Validation helpers
+
+
+def _int_field(obj: dict, key: str, where: str, *, minimum: int, default=None) -> int:
+    if key not in obj:
+        if default is None:
+            raise ScenarioError(f"{where}: missing required field {key!r}")
+        return default
+    val = obj[key]
+    if isinstance(val, bool) or not isinstance(val, int):
+        raise ScenarioError(f"{where}: field {key!r} must be an integer, got {val!r}")
+    if val < minimum:
+        raise ScenarioError(f"{where}: field {key!r} must be >= {minimum}, got {val}")
+    return val
+
+
+def _bool_field(obj: dict, key: str, where: str, default: bool) -> bool:
+    if key not in obj:
+        return default
+    val = obj[key]
+    if not isinstance(val, bool):
+        raise ScenarioError(f"{where}: field {key!r} must be true or false, got {val!r}")
+    return val
+
+
+def _check_keys(obj, allowed: set, where: str) -> None:
+    if not isinstance(obj, dict):
+        raise ScenarioError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise ScenarioError(
+            f"{where}: unknown field(s) {unknown}; allowed: {sorted(allowed)}"
+        )
+
+
+def engine_params(obj: dict, where: str, *, prefix_caching_default: bool) -> dict:
+    """Validate and return the engine part shared by scenarios and traces."""
+    p = {
+        "budget": _int_field(obj, "budget", where, minimum=1),
+        "max_seqs": _int_field(obj, "max_seqs", where, minimum=1),
+        "block_size": _int_field(obj, "block_size", where, minimum=1),
+        "num_blocks": _int_field(obj, "num_blocks", where, minimum=1),
+        "chunk": _int_field(obj, "chunk", where, minimum=0, default=0),
+        "prefix_caching": _bool_field(obj, "prefix_caching", where, prefix_caching_default),
+    }
+    if p["budget"] < p["max_seqs"]:
+        # vLLM's own rule (config/scheduler.py, verify_max_model_len)
+        raise ScenarioError(
+            f"{where}: budget ({p['budget']}) must be >= max_seqs ({p['max_seqs']}), "
+            "as vLLM requires max_num_batched_tokens >= max_num_seqs"
+        )
+    return p
+
+
+def model_len_for(p: dict, longest: int) -> int:
+    """max_model_len given to vLLM: the longest request (prompt + out), or the
+    chunk cap if that is larger (vLLM refuses long_prefill_token_threshold >
+    max_model_len; a chunk cap above every request never binds, and a
+    max_model_len above every request changes nothing in scheduling)."""
+    return max(longest, p["chunk"], 1)
+
+
+def blocks_needed(prompt: int, out: int, block_size: int) -> int:
+    """KV blocks a request holds at its peak: prompt + out - 1 tokens get KV
+    (the last sampled token is never fed back)."""
+    return math.ceil((prompt + out - 1) / block_size)
+
+
+def check_feasible(p: dict, length_pairs, where: str) -> None:
+    """Every request must fit the KV cache alone, or vLLM would preempt it
+    forever (the engine's own startup check ties max_model_len to the KV
+    capacity; this harness checks each request instead)."""
+    for name, prompt, out in length_pairs:
+        need = blocks_needed(prompt, out, p["block_size"])
+        if need > p["num_blocks"]:
+            raise ScenarioError(
+                f"{where}: {name} (prompt {prompt} + out {out}) needs {need} KV blocks "
+                f"of {p['block_size']} tokens but num_blocks is {p['num_blocks']}: "
+                f"it could never run"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Scheduler construction
+
+
+def build_scheduler(p: dict, max_model_len: int):
+    """Build vLLM's real Scheduler for engine params ``p``.
+
+    ``p['num_blocks']`` is the number of usable KV blocks; the block pool keeps
+    one extra block as its null block, so vLLM is given num_blocks + 1.
+    Returns (scheduler, block_hasher or None).
+    """
+    v = _import_vllm()
+    bs = p["block_size"]
+    try:
+        return _build_scheduler(v, p, bs, max_model_len)
+    except ScenarioError:
+        raise
+    except (ValueError, TypeError) as e:  # pydantic ValidationError is a ValueError
+        msg = " ".join(str(e).split())
+        raise ScenarioError(f"vLLM rejected the configuration: {msg}") from None
+
+
+def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
+    model_config = v.ModelConfig(
+        model=TINY_MODEL_DIR,
+        tokenizer=TINY_MODEL_DIR,
+        skip_tokenizer_init=True,
+        dtype="float32",
+        seed=0,
+        max_model_len=max_model_len,
+    )
+    scheduler_config = v.SchedulerConfig(
+        max_num_seqs=p["max_seqs"],
+        max_num_batched_tokens=p["budget"],
+        max_model_len=max_model_len,
+        long_prefill_token_threshold=p["chunk"],
+        enable_chunked_prefill=True,
+        async_scheduling=False,
+        is_encoder_decoder=False,
+    )
+    cache_config = v.CacheConfig(
+        block_size=bs,
+        enable_prefix_caching=p["prefix_caching"],
+    )
+    vllm_config = v.VllmConfig(
+        model_config=model_config,
+        scheduler_config=scheduler_config,
+        cache_config=cache_config,
+    )
+    n_gpu_blocks = p["num_blocks"] + 1  # + BlockPool's null block
+    kv_cache_config = v.KVCacheConfig(
+        num_blocks=n_gpu_blocks,
+        kv_cache_tensors=[],
+        kv_cache_groups=[
+            v.KVCacheGroupSpec(
+                ["layer"],
+                v.FullAttentionSpec(
+                    block_size=bs, num_kv_heads=1, head_size=1, dtype=v.torch.float32
+                ),
+            )
+        ],
+    )
+    cache_config.num_gpu_blocks = n_gpu_blocks
+    sched = v.Scheduler(
+        vllm_config=vllm_config,
+        kv_cache_config=kv_cache_config,
+        structured_output_manager=v.StructuredOutputManager(vllm_config),
+        block_size=bs,
+        log_stats=False,
+    )
+    # Sanity checks that the knobs landed where we meant them to.
+    assert sched.max_num_scheduled_tokens == p["budget"], sched.max_num_scheduled_tokens
+    assert sched.max_num_running_reqs == p["max_seqs"]
+    assert sched.scheduler_config.long_prefill_token_threshold == p["chunk"]
+    assert sched.scheduler_config.scheduler_reserve_full_isl is True
+    assert sched.policy.name == "FCFS", sched.policy
+    free = sched.kv_cache_manager.block_pool.get_num_free_blocks()
+    if free != p["num_blocks"]:
+        raise RuntimeError(f"expected {p['num_blocks']} free KV blocks, vLLM has {free}")
+
+    block_hasher = None
+    if p["prefix_caching"]:
+        # As vLLM's EngineCore does (v1/engine/core.py): a hasher only when
+        # prefix caching is on, with the configured hash algorithm.
+        hash_fn = v.get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
+        v.init_none_hash(hash_fn)
+        block_hasher = v.get_request_block_hasher(sched.hash_block_size, hash_fn)
+    return sched, block_hasher
+
+
+def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher):
+    v = _import_vllm()
+    params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0)
+    return v.Request(
+        request_id=req_id,
+        prompt_token_ids=list(prompt_ids),
+        sampling_params=params,
+        pooling_params=None,
+        arrival_time=float(arrival),
+        block_hasher=block_hasher,
+    )
+
+
+class Driver:
+    """Steps a Scheduler with the fake model runner and records what happens.
+
+    ``token_for(request)`` gives the id of the token sampled for a request
+    (called only when one is sampled).
+    """
+
+    def __init__(self, sched, token_for):
+        self.v = _import_vllm()
+        self.sched = sched
+        self.token_for = token_for
+        self.step = 0  # index of the next schedule() call
+        self.preemptions = 0
+        self.self_preemptions = 0
+        self.first: dict = {}  # req_id -> time of first output token
+        self.finished: dict = {}  # req_id -> time of the last output token
+        self.first_admit: dict = {}  # req_id -> step of first scheduling
+        self.cached_at_admit: dict = {}  # req_id -> prefix-cache hit (tokens)
+        self._added: list = []  # every Request handed to the scheduler
+        self._watch_preemptions()
+
+    def _watch_preemptions(self) -> None:
+        """Observe (not alter) preemptions: remember which request the
+        running loop is allocating for, so a victim that is that request
+        itself is known as a self-preemption (scheduler.py:938-980)."""
+        sched = self.sched
+        kvm = sched.kv_cache_manager
+        orig_alloc = kvm.allocate_slots
+        orig_preempt = sched._preempt_request
+        state = {"grower": None}
+        self._preempt_events: list = []
+
+        def allocate_slots(request, *args, **kwargs):
+            state["grower"] = request.request_id
+            return orig_alloc(request, *args, **kwargs)
+
+        def preempt(request, *args, **kwargs):
+            self._preempt_events.append((request.request_id, state["grower"]))
+            return orig_preempt(request, *args, **kwargs)
+
+        kvm.allocate_slots = allocate_slots
+        sched._preempt_request = preempt
+
+    def add_request(self, request) -> None:
+        self._added.append(request)
+        self.sched.add_request(request)
+
+    def check_preemption_count(self) -> None:
+        """Our count of preemption events must equal vLLM's own counters."""
+        theirs = sum(r.num_preemptions for r in self._added)
+        if theirs != self.preemptions:
+            raise RuntimeError(f"preemptions: counted {self.preemptions}, vLLM says {theirs}")
+
+    def has_work(self) -> bool:
+        # The condition vLLM's EngineCore.step() checks before scheduling.
+        return self.sched.has_requests()
+
+    def run_step(self) -> dict:
+        """One schedule() call + fake runner + update_from_output().
+
+        Returns {"scheduled": {id: n}, "admitted": [...], "preempted": [...],
+        "sampled": [ids that got a token], "finished": [...]}.
+        """
+        v = self.v
+        sched = self.sched
+        k = self.step
+        running_before = {r.request_id for r in sched.running}
+        self._preempt_events = []
+
+        so = sched.schedule()
+
+        scheduled = dict(so.num_scheduled_tokens)
+        # admitted = scheduled this call but not running before it: new
+        # admissions and resumed (previously preempted) requests.
+        admitted = [
+            rid for rid in scheduled if rid not in running_before
+        ]
+        preempted = [victim for victim, _ in self._preempt_events]
+        self.preemptions += len(preempted)
+        self.self_preemptions += sum(1 for victim, g in self._preempt_events if victim == g)
+
+        # After schedule(), vLLM has already advanced num_computed_tokens by
+        # the scheduled chunk (_update_after_schedule).  The GPU runner samples
+        # for a request only when that reaches all its known tokens
+        # (v1/worker/gpu_model_runner.py:2062-2064: discard when
+        # seq_len < num_tokens), i.e. never for a partial chunk -- including a
+        # resumed request still recomputing its earlier outputs.
+        req_ids = list(scheduled)
+        sampled_ids = []
+        sampled_tokens = []
+        for rid in req_ids:
+            req = sched.requests[rid]
+            if rid not in self.first_admit:
+                self.first_admit[rid] = k
+                # Tokens found in the prefix cache at first admission.
+                self.cached_at_admit[rid] = req.num_computed_tokens - scheduled[rid]
+            if req.num_computed_tokens >= req.num_tokens:
+                sampled_tokens.append([self.token_for(req)])
+                sampled_ids.append(rid)
+            else:
+                sampled_tokens.append([])
+        mro = v.ModelRunnerOutput(
+            req_ids=req_ids,
+            req_id_to_index={rid: i for i, rid in enumerate(req_ids)},
+            sampled_token_ids=sampled_tokens,
+        )
+        sched.update_from_output(so, mro)
+
+        finished = []
+        for rid in sampled_ids:
+            t = k + 1  # a token sampled in step k exists at time k + 1
+            self.first.setdefault(rid, t)
+            req = sched.requests.get(rid)
+            if req is None or req.is_finished():
+                self.finished[rid] = t
+                finished.append(rid)
+
+        free_blocks = sched.kv_cache_manager.block_pool.get_num_free_blocks()
+        self.step += 1
+        rec = {
+            "step": k,
+            "scheduled": scheduled,
+            "admitted": admitted,
+            "preempted": preempted,
+            "sampled": sampled_ids,
+            "finished": finished,
+            "free_blocks": free_blocks,
+        }
+        return rec
+
+
+def vllm_version() -> str:
+    return _import_vllm().vllm.__version__
+
+
+# ---------------------------------------------------------------------------
+# JSON I/O
+
+
+def load_json_file(path: str, what: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise ScenarioError(f"cannot read this {what} file: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"not valid JSON: {e}") from None
+
+
+def emit(text: str) -> None:
+    OUT.write(text + "\n")
+    OUT.flush()
+
+
+def fail(msg: str, code: int = 2) -> None:
+    sys.stderr.write(f"error: {msg}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)

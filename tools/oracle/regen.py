@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Regenerate every committed oracle output from vLLM (see regen.sh).
+
+    regen.py            rewrite the outputs in place
+    regen.py --check    regenerate into a temporary directory and compare
+                        byte for byte with the committed files (exit 1 on
+                        any difference)
+
+What it (re)writes, all under tools/oracle/:
+  random/rNNN.json            gen_random.py --n RANDOM_N --seed RANDOM_SEED
+  scenarios/NAME.out.json     vllm_oracle.py output      (named scenarios)
+  scenarios/NAME.log.json     vllm_oracle.py --steps output
+  random/rNNN.out.json        vllm_oracle.py output
+  traces/NAME.out.json        vllm_replay_oracle.py output
+Each file is exactly what the single-file command prints (e.g.
+`vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
+run in --batch mode so vLLM is imported once per oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from oracle_format import dumps_output  # noqa: E402
+
+RANDOM_N = 75
+RANDOM_SEED = 1
+NAMED = ["alone", "chunked", "hol", "longchunk", "mixed", "preempt", "seqcap"]
+TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
+
+
+def venv_python() -> str:
+    py = os.environ.get("VLLM_PYTHON") or os.path.join(ROOT, ".venv-vllm", "bin", "python")
+    if not os.path.exists(py):
+        sys.exit(f"{py} not found: run tools/oracle/install_vllm_env.sh first")
+    return py
+
+
+def run_batch(script: str, inputs: list, extra: list) -> list:
+    """Run an oracle in --batch mode over input files; return parsed outputs."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for path in inputs:
+            with open(path, encoding="utf-8") as g:
+                f.write(json.dumps(json.load(g)) + "\n")
+        batch = f.name
+    try:
+        t0 = time.time()
+        proc = subprocess.run(
+            [venv_python(), os.path.join(HERE, script), "--batch", batch, *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        dt = time.time() - t0
+    finally:
+        os.unlink(batch)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        sys.exit(f"{script} failed (exit {proc.returncode})")
+    outs = [json.loads(line) for line in proc.stdout.splitlines()]
+    if len(outs) != len(inputs):
+        sys.exit(f"{script}: {len(inputs)} inputs but {len(outs)} outputs")
+    print(f"  {script} --batch {' '.join(extra)}: {len(inputs)} inputs in {dt:.1f} s",
+          file=sys.stderr)
+    return outs
+
+
+def write(path: str, obj) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(dumps_output(obj, one_line=False) + "\n")
+
+
+def generate(dest: str) -> list:
+    """Write all generated files under dest (a tools/oracle-like tree);
+    return their paths relative to dest."""
+    for sub in ("scenarios", "random", "traces"):
+        os.makedirs(os.path.join(dest, sub), exist_ok=True)
+    written = []
+
+    # 1. random scenario inputs
+    rnd = os.path.join(dest, "random")
+    for old in glob.glob(os.path.join(rnd, "r[0-9][0-9][0-9].json")):
+        os.unlink(old)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_random.py"), "--n", str(RANDOM_N),
+                    "--seed", str(RANDOM_SEED), "--out", rnd], check=True)
+    rnames = [f"r{i:03d}" for i in range(RANDOM_N)]
+    written += [f"random/{r}.json" for r in rnames]
+
+    # 2. scenario outputs (named inputs come from the committed tree)
+    named_in = [os.path.join(HERE, "scenarios", f"{n}.json") for n in NAMED]
+    rand_in = [os.path.join(rnd, f"{r}.json") for r in rnames]
+    outs = run_batch("vllm_oracle.py", named_in + rand_in, [])
+    for n, o in zip(NAMED, outs[:len(NAMED)]):
+        write(os.path.join(dest, "scenarios", f"{n}.out.json"), o)
+        written.append(f"scenarios/{n}.out.json")
+    for r, o in zip(rnames, outs[len(NAMED):]):
+        write(os.path.join(rnd, f"{r}.out.json"), o)
+        written.append(f"random/{r}.out.json")
+
+    # 3. per-step logs of the named scenarios
+    logs = run_batch("vllm_oracle.py", named_in, ["--steps"])
+    for n, o in zip(NAMED, logs):
+        write(os.path.join(dest, "scenarios", f"{n}.log.json"), o)
+        written.append(f"scenarios/{n}.log.json")
+
+    # 4. prefix-cache replay traces
+    trace_in = [os.path.join(HERE, "traces", f"{t}.json") for t in TRACES]
+    touts = run_batch("vllm_replay_oracle.py", trace_in, [])
+    for t, o in zip(TRACES, touts):
+        write(os.path.join(dest, "traces", f"{t}.out.json"), o)
+        written.append(f"traces/{t}.out.json")
+    return written
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true",
+                    help="regenerate elsewhere and compare with the committed files")
+    args = ap.parse_args(argv)
+    if not args.check:
+        written = generate(HERE)
+        print(f"wrote {len(written)} files under {HERE}", file=sys.stderr)
+        return 0
+    tmp = tempfile.mkdtemp(prefix="oracle-regen-")
+    try:
+        written = generate(tmp)
+        bad = []
+        for rel in written:
+            committed = os.path.join(HERE, rel)
+            if not os.path.exists(committed) or not filecmp.cmp(
+                    committed, os.path.join(tmp, rel), shallow=False):
+                bad.append(rel)
+        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))}
+        extra = sorted(have - set(written))
+        if bad or extra:
+            for rel in bad:
+                print(f"DIFFERS: {rel}", file=sys.stderr)
+            for rel in extra:
+                print(f"NOT GENERATED (stale?): {rel}", file=sys.stderr)
+            return 1
+        print(f"OK: {len(written)} files byte-identical to a fresh regeneration",
+              file=sys.stderr)
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

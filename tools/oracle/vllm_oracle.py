@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""vLLM-scheduler oracle: run a serQ scenario through vLLM 0.33.0's real v1
+Scheduler + KV-cache manager, step by step, with a fake model runner.
+
+Usage (under .venv-vllm/bin/python):
+    vllm_oracle.py SCENARIO.json [--steps]
+    vllm_oracle.py --batch IN.jsonl [--steps]     (one scenario per line in,
+                                                   one output per line out)
+
+Scenario:
+    {"budget": 64, "max_seqs": 4, "block_size": 4, "num_blocks": 20,
+     "chunk": 0, "prefix_caching": false,
+     "requests": [{"prompt": 30, "out": 5, "arrive": 0}, ...]}
+
+Output:
+    {"first": {"0": t, ...}, "done": {"0": t, ...}, "preemptions": n,
+     "steps": n, "vllm": "0.33.0"}
+  plus, with --steps, "log": one entry per step
+    {"step": k, "tokens": {"i": n}, "admitted": [i], "preempted": [i],
+     "free_blocks": n}.
+See README.md in this directory for the exact conventions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import oracle_core as core  # noqa: E402  (sets env, guards stdout)
+from oracle_core import ScenarioError  # noqa: E402
+
+SCENARIO_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk",
+                 "prefix_caching", "requests"}
+REQUEST_KEYS = {"prompt", "out", "arrive"}
+
+# Token ids.  Every prompt token of every request is distinct (request i's
+# prompt takes the next block of ids), so no two requests share a prefix even
+# with prefix caching on.  Output tokens come from a separate range.
+PROMPT_TOKEN_BASE = 1000
+OUTPUT_TOKEN_BASE = 600_000
+TOKEN_LIMIT = 1_048_576  # vocab_size of tiny_model/config.json
+
+
+def parse_scenario(obj) -> dict:
+    where = "scenario"
+    core._check_keys(obj, SCENARIO_KEYS, where)
+    p = core.engine_params(obj, where, prefix_caching_default=False)
+    reqs = obj.get("requests")
+    if not isinstance(reqs, list):
+        raise ScenarioError(f"{where}: field 'requests' must be a list of objects")
+    parsed = []
+    for i, r in enumerate(reqs):
+        w = f"{where}: requests[{i}]"
+        core._check_keys(r, REQUEST_KEYS, w)
+        parsed.append({
+            "prompt": core._int_field(r, "prompt", w, minimum=1),
+            "out": core._int_field(r, "out", w, minimum=1),
+            "arrive": core._int_field(r, "arrive", w, minimum=0, default=0),
+        })
+    total_prompt = sum(r["prompt"] for r in parsed)
+    if PROMPT_TOKEN_BASE + total_prompt >= OUTPUT_TOKEN_BASE:
+        raise ScenarioError(f"{where}: too many prompt tokens in total ({total_prompt})")
+    core.check_feasible(
+        p, [(f"requests[{i}]", r["prompt"], r["out"]) for i, r in enumerate(parsed)], where
+    )
+    p["requests"] = parsed
+    return p
+
+
+def run_scenario(sc: dict, keep_log: bool) -> dict:
+    reqs = sc["requests"]
+    max_model_len = core.model_len_for(
+        sc, max((r["prompt"] + r["out"] for r in reqs), default=1))
+    sched, hasher = core.build_scheduler(sc, max_model_len)
+
+    def token_for(req) -> int:
+        # Deterministic fake sampled token: depends on the request and the
+        # output position only.
+        i = int(req.request_id)
+        return OUTPUT_TOKEN_BASE + (i * 7919 + req.num_output_tokens) % (
+            TOKEN_LIMIT - OUTPUT_TOKEN_BASE)
+
+    drv = core.Driver(sched, token_for)
+    prompt_ids = []
+    nxt = PROMPT_TOKEN_BASE
+    for r in reqs:
+        prompt_ids.append(list(range(nxt, nxt + r["prompt"])))
+        nxt += r["prompt"]
+
+    # Arrivals in time order; equal times keep request-index order.
+    order = sorted(range(len(reqs)), key=lambda i: (reqs[i]["arrive"], i))
+    pos = 0
+    log = []
+    # Safety net against a livelock (cannot happen for feasible scenarios):
+    # every step either computes a token or is one of a bounded number of
+    # idle/empty calls.
+    limit = (max((r["arrive"] for r in reqs), default=0) + 10
+             + 4 * sum(r["prompt"] + r["out"] for r in reqs) * (1 + len(reqs)))
+    while True:
+        k = drv.step
+        while pos < len(order) and reqs[order[pos]]["arrive"] <= k:
+            i = order[pos]
+            drv.add_request(core.make_request(
+                str(i), prompt_ids[i], reqs[i]["out"], reqs[i]["arrive"], hasher))
+            pos += 1
+        if not (drv.has_work() or pos < len(order)):
+            break
+        if k >= limit:
+            raise RuntimeError(f"no completion after {k} steps (livelock?)")
+        rec = drv.run_step()
+        if keep_log:
+            log.append({
+                "step": rec["step"],
+                "tokens": {rid: n for rid, n in sorted(
+                    rec["scheduled"].items(), key=lambda kv: int(kv[0]))},
+                "admitted": [int(x) for x in rec["admitted"]],
+                "preempted": [int(x) for x in rec["preempted"]],
+                "free_blocks": rec["free_blocks"],
+            })
+
+    drv.check_preemption_count()
+    n = len(reqs)
+    missing = [i for i in range(n) if str(i) not in drv.finished]
+    if missing:
+        raise RuntimeError(f"requests {missing} never finished")
+    out = {
+        "first": {str(i): drv.first[str(i)] for i in range(n)},
+        "done": {str(i): drv.finished[str(i)] for i in range(n)},
+        "preemptions": drv.preemptions,
+        "steps": drv.step,
+        "vllm": core.vllm_version(),
+    }
+    out["_self_preemptions"] = drv.self_preemptions
+    if keep_log:
+        out["log"] = log
+    return out
+
+
+def finalize(out: dict, stats: bool) -> dict:
+    sp = out.pop("_self_preemptions")
+    if stats:
+        out["self_preemptions"] = sp
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Run serQ scenarios through vLLM 0.33.0's real scheduler.")
+    ap.add_argument("scenario", nargs="?", help="scenario JSON file")
+    ap.add_argument("--batch", metavar="IN.jsonl",
+                    help="one scenario per line; prints one output per line")
+    ap.add_argument("--steps", action="store_true", help="add the per-step log")
+    ap.add_argument("--stats", action="store_true",
+                    help="also report self_preemptions (not part of the compared output)")
+    args = ap.parse_args(argv)
+    if (args.scenario is None) == (args.batch is None):
+        ap.error("give exactly one of SCENARIO.json or --batch IN.jsonl")
+
+    if args.scenario is not None:
+        try:
+            sc = parse_scenario(core.load_json_file(args.scenario, "scenario"))
+            out = finalize(run_scenario(sc, args.steps), args.stats)
+        except ScenarioError as e:
+            core.fail(f"{args.scenario}: {e}")
+        core.emit(core.dumps_output(out, one_line=False))
+        return 0
+
+    try:
+        with open(args.batch, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        core.fail(f"cannot read {args.batch}: {e.strerror}")
+    bad = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue  # blank lines produce no output line
+        try:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ScenarioError(f"not valid JSON: {e}") from None
+            sc = parse_scenario(obj)
+            out = finalize(run_scenario(sc, args.steps), args.stats)
+        except ScenarioError as e:
+            bad += 1
+            sys.stderr.write(f"error: {args.batch}:{lineno}: {e}\n")
+            core.emit(json.dumps({"error": f"line {lineno}: {e}"}))
+            continue
+        except Exception as e:  # keep the batch going; report the crash
+            bad += 1
+            traceback.print_exc()
+            core.emit(json.dumps({"error": f"line {lineno}: internal error: {e!r}"}))
+            continue
+        core.emit(json.dumps(out))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Multi-turn prefix-cache replay through vLLM 0.33.0's real v1 Scheduler.
+
+Usage (under .venv-vllm/bin/python):
+    vllm_replay_oracle.py TRACE.json
+    vllm_replay_oracle.py --batch IN.jsonl      (one trace per line in,
+                                                 one output per line out)
+
+Trace:
+    {"budget": 64, "max_seqs": 4, "block_size": 4, "num_blocks": 40,
+     "chunk": 0,
+     "sessions": [{"arrive": 0,
+                   "turns": [{"new": 20, "out": 5, "think": 3}, ...]}, ...]}
+
+Prefix caching is on (vLLM's default; "prefix_caching": false is accepted
+for comparison runs).  Real token ids flow through the scheduler: turn t+1's
+prompt is turn t's prompt + the tokens turn t generated (taken from the
+request after it finished) + `new` fresh tokens.  Turn t+1 is sent `think`
+steps after turn t's last token: if that token was sampled in step k (time
+k + 1), turn t+1 is added right before schedule() call k + 1 + think, and its
+"sent" is k + 1 + think.  Turn 0 is sent at the session's "arrive".
+
+Output:
+    {"requests": [{"session": s, "turn": t, "sent": step, "first": time,
+                   "last": time, "cached": tokens}, ...],
+     "steps": n, "vllm": "0.33.0"}
+"cached" is the number of prompt tokens vLLM found in its prefix cache when
+it first admitted the request (what vLLM reports as num_cached_tokens).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import oracle_core as core  # noqa: E402  (sets env, guards stdout)
+from oracle_core import ScenarioError  # noqa: E402
+
+TRACE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk",
+              "prefix_caching", "sessions"}
+SESSION_KEYS = {"arrive", "turns"}
+TURN_KEYS = {"new", "out", "think"}
+
+# Token ids: session s, conversation position n.  Fresh user tokens and
+# generated tokens come from different ranges, so a prompt that was put
+# together wrongly could not match the cached conversation by accident.
+SESSION_STRIDE = 20_000
+MAX_SESSIONS = 20
+NEW_TOKEN_BASE = 1000
+GEN_TOKEN_BASE = 600_000
+
+
+def parse_trace(obj) -> dict:
+    where = "trace"
+    core._check_keys(obj, TRACE_KEYS, where)
+    p = core.engine_params(obj, where, prefix_caching_default=True)
+    sessions = obj.get("sessions")
+    if not isinstance(sessions, list) or not sessions:
+        raise ScenarioError(f"{where}: field 'sessions' must be a non-empty list")
+    if len(sessions) > MAX_SESSIONS:
+        raise ScenarioError(f"{where}: at most {MAX_SESSIONS} sessions")
+    parsed = []
+    checks = []
+    for s, sess in enumerate(sessions):
+        w = f"{where}: sessions[{s}]"
+        core._check_keys(sess, SESSION_KEYS, w)
+        arrive = core._int_field(sess, "arrive", w, minimum=0, default=0)
+        turns = sess.get("turns")
+        if not isinstance(turns, list) or not turns:
+            raise ScenarioError(f"{w}: field 'turns' must be a non-empty list")
+        pt = []
+        prompt_len = 0
+        for t, turn in enumerate(turns):
+            wt = f"{w}.turns[{t}]"
+            core._check_keys(turn, TURN_KEYS, wt)
+            new = core._int_field(turn, "new", wt, minimum=1 if t == 0 else 0)
+            out = core._int_field(turn, "out", wt, minimum=1)
+            think = core._int_field(turn, "think", wt, minimum=0, default=0)
+            prompt_len += new
+            pt.append({"new": new, "out": out, "think": think, "prompt": prompt_len})
+            checks.append((f"sessions[{s}].turns[{t}]", prompt_len, out))
+            prompt_len += out
+        if prompt_len >= SESSION_STRIDE:
+            raise ScenarioError(f"{w}: conversation too long ({prompt_len} tokens)")
+        parsed.append({"arrive": arrive, "turns": pt})
+    core.check_feasible(p, checks, where)
+    p["sessions"] = parsed
+    return p
+
+
+def run_trace(tr: dict) -> dict:
+    sessions = tr["sessions"]
+    max_model_len = core.model_len_for(
+        tr, max(t["prompt"] + t["out"] for s in sessions for t in s["turns"]))
+    sched, hasher = core.build_scheduler(tr, max_model_len)
+
+    req_of = {}  # request id -> (session, turn)
+    reqobj = {}  # request id -> vllm Request (kept after it finishes)
+
+    def token_for(req) -> int:
+        s, _ = req_of[req.request_id]
+        # req.num_tokens = conversation position of the token being sampled
+        return GEN_TOKEN_BASE + s * SESSION_STRIDE + req.num_tokens
+
+    drv = core.Driver(sched, token_for)
+
+    # conversation so far per session (token ids)
+    conv = [[] for _ in sessions]
+    sent = {}
+    pending = []  # heap of (send step, session, turn)
+    for s, sess in enumerate(sessions):
+        heapq.heappush(pending, (sess["arrive"], s, 0))
+
+    limit = (max(s["arrive"] for s in sessions) + 10 + sum(
+        (t["prompt"] + t["out"]) * 4 * (1 + len(sessions)) + t["think"]
+        for s in sessions for t in s["turns"]))
+    while True:
+        k = drv.step
+        while pending and pending[0][0] <= k:
+            when, s, t = heapq.heappop(pending)
+            turn = sessions[s]["turns"][t]
+            base = NEW_TOKEN_BASE + s * SESSION_STRIDE
+            n0 = len(conv[s])
+            conv[s].extend(range(base + n0, base + n0 + turn["new"]))
+            assert len(conv[s]) == turn["prompt"]
+            rid = f"s{s}t{t}"
+            req = core.make_request(rid, conv[s], turn["out"], when, hasher)
+            req_of[rid] = (s, t)
+            reqobj[rid] = req
+            sent[rid] = when
+            drv.add_request(req)
+        if not (drv.has_work() or pending):
+            break
+        if k >= limit:
+            raise RuntimeError(f"no completion after {k} steps (livelock?)")
+        rec = drv.run_step()
+        for rid in rec["finished"]:
+            s, t = req_of[rid]
+            req = reqobj[rid]
+            outs = list(req.output_token_ids)
+            assert len(outs) == sessions[s]["turns"][t]["out"], (rid, len(outs))
+            conv[s].extend(outs)
+            if t + 1 < len(sessions[s]["turns"]):
+                # last token exists at time drv.finished[rid]; the next turn is
+                # sent `think` steps later.
+                when = drv.finished[rid] + sessions[s]["turns"][t]["think"]
+                heapq.heappush(pending, (when, s, t + 1))
+
+    drv.check_preemption_count()
+    rows = []
+    for s, sess in enumerate(sessions):
+        for t in range(len(sess["turns"])):
+            rid = f"s{s}t{t}"
+            if rid not in drv.finished:
+                raise RuntimeError(f"request {rid} never finished")
+            rows.append({
+                "session": s,
+                "turn": t,
+                "sent": sent[rid],
+                "first": drv.first[rid],
+                "last": drv.finished[rid],
+                "cached": drv.cached_at_admit[rid],
+            })
+    return {"requests": rows, "steps": drv.step, "vllm": core.vllm_version()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Replay multi-turn sessions through vLLM 0.33.0's real scheduler.")
+    ap.add_argument("trace", nargs="?", help="trace JSON file")
+    ap.add_argument("--batch", metavar="IN.jsonl",
+                    help="one trace per line; prints one output per line")
+    args = ap.parse_args(argv)
+    if (args.trace is None) == (args.batch is None):
+        ap.error("give exactly one of TRACE.json or --batch IN.jsonl")
+
+    if args.trace is not None:
+        try:
+            tr = parse_trace(core.load_json_file(args.trace, "trace"))
+            out = run_trace(tr)
+        except ScenarioError as e:
+            core.fail(f"{args.trace}: {e}")
+        core.emit(core.dumps_output(out, one_line=False))
+        return 0
+
+    try:
+        with open(args.batch, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        core.fail(f"cannot read {args.batch}: {e.strerror}")
+    bad = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue  # blank lines produce no output line
+        try:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ScenarioError(f"not valid JSON: {e}") from None
+            tr = parse_trace(obj)
+            out = run_trace(tr)
+        except ScenarioError as e:
+            bad += 1
+            sys.stderr.write(f"error: {args.batch}:{lineno}: {e}\n")
+            core.emit(json.dumps({"error": f"line {lineno}: {e}"}))
+            continue
+        except Exception as e:  # keep the batch going; report the crash
+            bad += 1
+            traceback.print_exc()
+            core.emit(json.dumps({"error": f"line {lineno}: internal error: {e!r}"}))
+            continue
+        core.emit(json.dumps(out))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
