@@ -18,8 +18,7 @@ install: $(STAMP)
 # The main job: a simulation of the vLLM multi-turn program.
 demo: install
 	$(BIN)/serq check examples/multi-turn/vllm.sq
-	$(BIN)/serq ir examples/multi-turn/vllm.sq --horizon 300 --warmup 30 > out-vllm.ir.json
-	@echo "wrote the IR to out-vllm.ir.json ($$(wc -c < out-vllm.ir.json) bytes); the simulator lands next"
+	$(BIN)/serq run examples/multi-turn/vllm.sq --horizon 300 --warmup 30
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -35,6 +34,16 @@ golden: install
 
 bench: install
 	$(BIN)/python bench/bench.py
+
+# The oracle programs' IR, one file per named scenario and per trace (read by
+# the tests and the Lean generator); `make check` fails when one is stale.
+oracle-ir: install
+	$(BIN)/python tools/check.py --write-oracle-ir
+
+# vLLM 0.33.0 in its own venv (.venv-vllm), for `serq oracle diff/fuzz` and
+# regenerating the committed outputs; CI does not need it.
+vllm-env:
+	tools/oracle/install_vllm_env.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -244,3 +244,24 @@ def oracle_ir(scenario):
     from .ir import dumps
     _, p = scenario_program(scenario)
     click.echo(dumps(p), nl=False)
+
+
+def trace_program(path: str):
+    """`examples/replay/vllm_replay.sq` on the step clock for a prefix-cache trace."""
+    from .ir import validate
+    from .link import compile_file
+    from .oracle import replay as R
+    t = R.load(path)
+    p = compile_file(R.PROGRAM, sets=R.inputs(t), horizon=R.horizon(t))
+    p = R.with_sessions(p, t)
+    validate(p)
+    return t, p
+
+
+@oracle.command(name="replay-ir")
+@click.argument("trace", type=click.Path(dir_okay=False))
+def oracle_replay_ir(trace):
+    """Print the IR of the replay program compiled for a prefix-cache TRACE.json."""
+    from .ir import dumps
+    _, p = trace_program(trace)
+    click.echo(dumps(p), nl=False)

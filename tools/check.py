@@ -34,12 +34,58 @@ def golden_ir(example: str) -> str:
     return dumps(compile_file(example, horizon=GOLDEN_HORIZON))
 
 
+def oracle_ir_files() -> list[tuple[str, str, str]]:
+    """(kind, input, IR path) of every committed oracle IR file."""
+    out = []
+    for path in sorted(glob.glob("tools/oracle/scenarios/*.json")):
+        if path.endswith((".out.json", ".log.json", ".ir.json")):
+            continue
+        out.append(("scenario", path, path[:-5] + ".ir.json"))
+    for path in sorted(glob.glob("tools/oracle/traces/*.json")):
+        if path.endswith((".out.json", ".ir.json")):
+            continue
+        out.append(("trace", path, path[:-5] + ".ir.json"))
+    return out
+
+
+def oracle_ir(kind: str, path: str) -> str:
+    from serq.cli import scenario_program, trace_program
+    from serq.ir import dumps
+    _, p = (scenario_program if kind == "scenario" else trace_program)(path)
+    return dumps(p)
+
+
+def check_generated(pairs, write: bool) -> int:
+    """Compare (path, text) pairs with the files, or write them."""
+    failures = 0
+    for path, text in pairs:
+        if write:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+        except OSError:
+            old = None
+        if old != text:
+            print(f"STALE: {path} (regenerate it and review the diff)", file=sys.stderr)
+            failures += 1
+    return failures
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write-golden", action="store_true")
+    ap.add_argument("--write-oracle-ir", action="store_true")
     args = ap.parse_args()
     os.chdir(ROOT)
     failures = 0
+    pairs = [(ir_path, oracle_ir(kind, src)) for kind, src, ir_path in oracle_ir_files()]
+    failures += check_generated(pairs, args.write_oracle_ir)
+    if args.write_oracle_ir:
+        print(f"wrote {len(pairs)} oracle IR files")
+        return 0
     from serq.link import compile_file
     for ex in examples():
         try:

@@ -18,7 +18,11 @@ prompt is turn t's prompt + the tokens turn t generated (taken from the
 request after it finished) + `new` fresh tokens.  Turn t+1 is sent `think`
 steps after turn t's last token: if that token was sampled in step k (time
 k + 1), turn t+1 is added right before schedule() call k + 1 + think, and its
-"sent" is k + 1 + think.  Turn 0 is sent at the session's "arrive".
+"sent" is k + 1 + think.  Turn 0 is sent at the session's "arrive".  Turns
+sent before the same call are added in the order their sends were decided
+(turn 0 first, at time 0, in session order; a later turn when its previous
+turn's last token came, in the order vLLM reported those finishes): the
+order serQ gives events at one instant.
 
 Output:
     {"requests": [{"session": s, "turn": t, "sent": step, "first": time,
@@ -113,9 +117,17 @@ def run_trace(tr: dict) -> dict:
     # conversation so far per session (token ids)
     conv = [[] for _ in sessions]
     sent = {}
-    pending = []  # heap of (send step, session, turn)
+    # heap of (send step, step the send was decided, order decided, session, turn).
+    # Turns sent before the same call are added in the order their sends were
+    # decided: turn 0 at time 0 in session order, a later turn when its
+    # previous turn's last token came (in the order vLLM reported the
+    # finished requests).  This is serQ's rule for events at one instant
+    # ("the order they were scheduled"), so both sides see one queue order.
+    pending = []
+    order = 0
     for s, sess in enumerate(sessions):
-        heapq.heappush(pending, (sess["arrive"], s, 0))
+        heapq.heappush(pending, (sess["arrive"], 0, order, s, 0))
+        order += 1
 
     limit = (max(s["arrive"] for s in sessions) + 10 + sum(
         (t["prompt"] + t["out"]) * 4 * (1 + len(sessions)) + t["think"]
@@ -123,7 +135,7 @@ def run_trace(tr: dict) -> dict:
     while True:
         k = drv.step
         while pending and pending[0][0] <= k:
-            when, s, t = heapq.heappop(pending)
+            when, _decided, _order, s, t = heapq.heappop(pending)
             turn = sessions[s]["turns"][t]
             base = NEW_TOKEN_BASE + s * SESSION_STRIDE
             n0 = len(conv[s])
@@ -150,7 +162,8 @@ def run_trace(tr: dict) -> dict:
                 # last token exists at time drv.finished[rid]; the next turn is
                 # sent `think` steps later.
                 when = drv.finished[rid] + sessions[s]["turns"][t]["think"]
-                heapq.heappush(pending, (when, s, t + 1))
+                heapq.heappush(pending, (when, drv.finished[rid], order, s, t + 1))
+                order += 1
 
     drv.check_preemption_count()
     rows = []

@@ -1,0 +1,89 @@
+"""A run's observations in the oracle harness's format, and their comparison.
+
+Scenarios: `{"first": {"i": t}, "done": {"i": t}, "preemptions": n, "steps": n}`
+— request i is session i; `first` and `done` are the program's observations
+(a token sampled in step k exists at time k + 1); `preemptions` is the KV
+pool's; `steps` is the last `done` + 1 (vLLM's scheduler has one more call
+to flush the last request, tools/oracle/README.md).
+
+Traces: `{"requests": [{"session", "turn", "sent", "first", "last",
+"cached"}], "steps": n}`, turns counted from 0.
+"""
+
+from __future__ import annotations
+
+from ..ir import model as M
+
+
+def _int(x: float):
+    return int(x) if float(x).is_integer() else x
+
+
+def _by_session(report, name: str) -> dict:
+    out = {}
+    for t, s, k, v in report.samples(name):
+        out.setdefault(s, []).append((k, v))
+    return out
+
+
+def scenario_outcome(report, program: M.Program) -> dict:
+    n = len(program.arrival.sessions) if type(program.arrival) is M.ASessions else 0
+    first = _by_session(report, "first")
+    done = _by_session(report, "done")
+    out_first = {str(i): _int(first[i][0][1]) for i in range(n) if i in first}
+    out_done = {str(i): _int(done[i][0][1]) for i in range(n) if i in done}
+    kv = next((p for p in report.data()["pools"] if p["name"] == "kv"), None)
+    pre = kv["preemptions"] if kv else 0
+    steps = (max(out_done.values()) + 1) if out_done else 0
+    return {"first": out_first, "done": out_done, "preemptions": pre, "steps": steps}
+
+
+def trace_outcome(report, program: M.Program) -> dict:
+    sent = _by_session(report, "sent")
+    first = _by_session(report, "first")
+    done = _by_session(report, "done")
+    cached = _by_session(report, "cached_tokens")
+    reqs = []
+    for s in sorted(sent):
+        f = dict(first.get(s, []))
+        d = dict(done.get(s, []))
+        c = dict(cached.get(s, []))
+        for k, v in sent[s]:
+            reqs.append({"session": s, "turn": int(k) - 1, "sent": _int(v),
+                         "first": _int(f[k]) if k in f else None,
+                         "last": _int(d[k]) if k in d else None,
+                         "cached": _int(c[k]) if k in c else None})
+    last = [r["last"] for r in reqs if r["last"] is not None]
+    return {"requests": reqs, "steps": (max(last) + 1) if last else 0}
+
+
+def strip(vllm_out: dict) -> dict:
+    return {k: v for k, v in vllm_out.items() if k not in ("vllm", "log")}
+
+
+def diff(ours: dict, theirs: dict) -> list[str]:
+    """The fields where two outcomes differ, in words (empty: they agree)."""
+    out = []
+    theirs = strip(theirs)
+    if "requests" in theirs:
+        a = {(r["session"], r["turn"]): r for r in ours.get("requests", [])}
+        b = {(r["session"], r["turn"]): r for r in theirs["requests"]}
+        for key in sorted(set(a) | set(b)):
+            ra, rb = a.get(key), b.get(key)
+            if ra is None or rb is None:
+                out.append(f"session {key[0]} turn {key[1]}: only {'vLLM' if ra is None else 'serQ'} has it")
+                continue
+            for f in ("sent", "first", "last", "cached"):
+                if ra.get(f) != rb.get(f):
+                    out.append(f"session {key[0]} turn {key[1]}: {f} serQ {ra.get(f)} vLLM {rb.get(f)}")
+    else:
+        for f in ("first", "done"):
+            for i in sorted(set(ours.get(f, {})) | set(theirs.get(f, {})), key=int):
+                x, y = ours.get(f, {}).get(i), theirs.get(f, {}).get(i)
+                if x != y:
+                    out.append(f"request {i}: {f} serQ {x} vLLM {y}")
+        if ours.get("preemptions") != theirs.get("preemptions"):
+            out.append(f"preemptions: serQ {ours.get('preemptions')} vLLM {theirs.get('preemptions')}")
+    if ours.get("steps") != theirs.get("steps"):
+        out.append(f"steps: serQ {ours.get('steps')} vLLM {theirs.get('steps')}")
+    return out

@@ -1,0 +1,37 @@
+"""The simulator: a discrete-event interpreter of the IR (``serq run``).
+
+It reads the IR and nothing else (never ``serq.syntax`` or ``serq.link``):
+
+    from serq.sim import simulate
+    report = simulate(program)          # a serq.ir.model.Program
+    print(report.text())                # the development guide's report
+    report.data()                       # the --json report (a dict)
+    report.dump("samples/")             # one CSV per observe
+    report.stuck_sessions               # the CLI exits 1 when not 0
+
+A run-time error of the program (§Amounts and indices, §Branching, §Every
+instant settles, …) raises :class:`RunError`, a ``SerqError`` whose
+diagnostic points at the statement and whose message ends with
+``(session S, turn T, time X)`` (``(time X)`` for the machine's own errors).
+"""
+
+from __future__ import annotations
+
+from ..ir import model as _M
+from .errors import RunError
+from .report import Report
+
+__all__ = ["simulate", "Report", "RunError"]
+
+
+def simulate(program: _M.Program, *, progress: bool = False, check_hook=None) -> Report:
+    """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
+    execution settings) and return its report.
+
+    ``progress``: a progress line on stderr, only when stderr is a terminal.
+    ``check_hook``: called with the machine after every event has settled
+    (for tests: invariants such as ``used + cached <= cap``)."""
+    from .machine import Sim
+    sim = Sim(program, progress=progress, check_hook=check_hook)
+    sim.run()
+    return Report(sim)

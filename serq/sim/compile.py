@@ -1,0 +1,358 @@
+"""IR expressions compiled to Python closures, once, before the run.
+
+A compiled expression is a function of one argument, the *carrier* ``t``:
+an object with
+
+* ``a``: the attribute list of the session (or leg) the expression reads,
+  ``None`` where the moment has no session;
+* ``rng``: the random stream a draw reads (``None`` until first needed, then
+  ``t.make_rng()`` creates it);
+* ``sess``: the session (for ``cachedin``), or ``None``.
+
+A thread (a session or a leg) is such a carrier; the machine's moments use a
+small carrier of their own.  Context variables live in the list ``ctx``
+(indexed like :data:`serq.ir.model.CTX_VARS`), registers in ``regs``; the
+interpreter writes them before evaluating an expression of the moment that
+supplies them.  Arithmetic goes through :mod:`serq.ir.expr` wherever Python's
+float operators would differ from the language's (division by zero, ``pow``,
+``min``/``max`` with NaN), so a constant folded by the linker and a value
+computed at run time agree to the bit.
+
+Nothing here looks a name up at run time: attribute slots, pools, stages,
+registers and context variables are resolved to list indices and objects
+when the closure is built.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Callable
+
+from ..ir import model as M
+from ..ir.expr import apply_binary, apply_fn, const_value, power, truth, walk
+from .errors import Fault, fmt_num
+from .rng import DISTS
+
+CTX = {name: i for i, name in enumerate(M.CTX_VARS)}
+NOW = CTX["Now"]
+
+Fn = Callable[[object], float]
+
+
+def reads_ctx(e: M.Expr) -> frozenset:
+    return frozenset(x.var for x in walk(e) if type(x) is M.ECtx)
+
+
+def is_static(e: M.Expr) -> bool:
+    """Reads only attributes and numbers (no state, clock, draw or register)."""
+    for x in walk(e):
+        if type(x) in (M.ECtx, M.ESample, M.EReg, M.EQuery, M.EPrice, M.EAgg):
+            return False
+    return True
+
+
+class Compiler:
+    """Compiles IR expressions to Python functions of the carrier.
+
+    An expression becomes one function: its tree is written out as Python
+    source (``lambda t: (t.a[9] - ctx[0])``) and compiled once, so evaluating
+    it is one call, whatever its size.  The source refers to the machine's
+    objects (pools, stages, helpers) through names bound in the functions'
+    globals when the source is written; operations whose Python meaning
+    differs from the language's go through the helpers of
+    :mod:`serq.ir.expr` (division by zero, ``pow``, ``min``/``max`` with NaN,
+    the truth of NaN).  Operands are evaluated left to right, each once, as
+    the tree says, so draws are taken in the same order as a tree walk would
+    take them; ``&&`` and ``||`` evaluate both operands (no short circuit).
+    A subtree nested deeper than ``MAX_DEPTH`` becomes a function of its own,
+    so an aggregate the linker wrote out (up to 4 096 terms) compiles.
+    """
+
+    MAX_DEPTH = 40
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.ctx = sim.ctx
+        self.regs = sim.regs
+        self.k = 0
+        self.ns = {
+            "ctx": sim.ctx, "regs": sim.regs, "_div": _div, "_pow": power, "_tr": truth,
+            "_min": _min, "_max": _max, "_minn": _minn, "_maxn": _maxn, "_floor": _floor,
+            "_and": _and, "_or": _or, "_fn1": _fn1, "_fn2": _fn2, "float": float, "len": len,
+        }
+        for name, d in DISTS.items():
+            self.ns["_d_" + name] = d
+
+    def bind(self, obj, prefix="_o") -> str:
+        self.k += 1
+        name = f"{prefix}{self.k}"
+        self.ns[name] = obj
+        return name
+
+    # -- references ----------------------------------------------------------
+    def member(self, ref: M.Ref, kind: str) -> Callable[[object], int]:
+        """A function giving the declaration index of the member ``ref`` names."""
+        base, count = ref.base, ref.count
+        decls = self.sim.program.pools if kind == "pool" else self.sim.program.stages
+        name = decls[base].name
+        if ref.index is None:
+            return lambda t: base
+        v = const_value(ref.index)
+        if v is not None:
+            if v == math.floor(v) and 0 <= v < count:
+                k = base + int(v)
+                return lambda t: k
+        f = self.expr(ref.index)
+
+        def idx(t):
+            i = f(t)
+            if i == i and 0 <= i < count and i == math.floor(i):
+                return base + int(i)
+            raise Fault("R002", f"index {fmt_num(i)} does not name a member of `{name}`, which has "
+                                f"{count} member{'s' if count != 1 else ''}: an index is a whole number "
+                                f"from 0 to {count - 1}")
+        return idx
+
+    def const_member(self, ref: M.Ref):
+        """The member a reference names, if it is a constant; else None."""
+        if ref.index is None:
+            return ref.base
+        v = const_value(ref.index)
+        if v is None:
+            return None
+        return ref.base + int(v)
+
+    # -- expressions ---------------------------------------------------------
+    def expr(self, e: M.Expr) -> Fn:
+        v = const_value(e)
+        if v is not None:
+            return lambda t: v
+        old = sys.getrecursionlimit()
+        if old < 30000:
+            sys.setrecursionlimit(30000)
+        try:
+            src = self.src(e, 0)
+        finally:
+            sys.setrecursionlimit(old)
+        return eval(f"lambda t: {src}", self.ns)  # noqa: S307 - our own source
+
+    def lit(self, v: float) -> str:
+        if v != v or math.isinf(v):
+            return self.bind(v, "_c")
+        return repr(float(v))
+
+    def src(self, e: M.Expr, depth: int) -> str:
+        v = const_value(e)
+        if v is not None:
+            return self.lit(v)
+        if depth > self.MAX_DEPTH:
+            return f"{self.bind(self.expr(e), '_f')}(t)"
+        d = depth + 1
+        t_ = type(e)
+        if t_ is M.EAttr:
+            return f"t.a[{e.slot}]"
+        if t_ is M.ECtx:
+            return f"ctx[{CTX[e.var]}]"
+        if t_ is M.ECost:
+            return self.src(e.expr, depth)
+        if t_ is M.EReg:
+            return f"regs[{e.index}]"
+        if t_ is M.ESample:
+            args = ", ".join(self.src(a, d) for a in e.args)
+            return f"_d_{e.dist}((t.rng or t.make_rng()), {args})"
+        if t_ is M.EFn:
+            name = e.fn
+            if name in ("Min", "Max"):
+                terms = _flatten(e, lambda x: type(x) is M.EFn and x.fn == name)
+                parts = [self.src(x, d) for x in terms]
+                low = name.lower()
+                if len(parts) == 2:
+                    return f"_{low}({parts[0]}, {parts[1]})"
+                return f"_{low}n(({', '.join(parts)},))"
+            if name == "Floor":
+                return f"_floor({self.src(e.args[0], d)})"
+            if len(e.args) == 1:
+                return f"_fn1({name!r}, {self.src(e.args[0], d)})"
+            return f"_fn2({name!r}, {self.src(e.args[0], d)}, {self.src(e.args[1], d)})"
+        if t_ is M.EUnary:
+            a = self.src(e.arg, d)
+            if e.op == "Neg":
+                return f"(-{a})"
+            return f"(0.0 if _tr({a}) else 1.0)"
+        if t_ is M.EBinary:
+            op = e.op
+            if op in ("Add", "Sub", "Mul"):
+                sym = {"Add": "+", "Sub": "-", "Mul": "*"}[op]
+                return f"({self.src(e.lhs, d)} {sym} {self.src(e.rhs, d)})"
+            if op == "Div":
+                cb = const_value(e.rhs)
+                if cb is not None and cb != 0 and math.isfinite(cb):
+                    return f"({self.src(e.lhs, d)} / {self.lit(cb)})"
+                return f"_div({self.src(e.lhs, d)}, {self.src(e.rhs, d)})"
+            if op == "Pow":
+                return f"_pow({self.src(e.lhs, d)}, {self.src(e.rhs, d)})"
+            if op in _CMP:
+                return f"(1.0 if {self.src(e.lhs, d)} {_CMP[op]} {self.src(e.rhs, d)} else 0.0)"
+            if op == "And":
+                return f"_and({self.src(e.lhs, d)}, {self.src(e.rhs, d)})"
+            if op == "Or":
+                return f"_or({self.src(e.lhs, d)}, {self.src(e.rhs, d)})"
+            raise ValueError(op)  # pragma: no cover
+        if t_ is M.ECond:
+            self.k += 1
+            c = f"_c{self.k}"
+            return (f"({self.src(e.then, d)} if (({c} := {self.src(e.cond, d)}) != 0.0 and {c} == {c}) "
+                    f"else {self.src(e.other, d)})")
+        if t_ is M.EQuery:
+            return self.query(e, d)
+        if t_ is M.EPrice:
+            return f"{self.bind(self.price(e), '_f')}(t)"
+        if t_ is M.EAgg:
+            return f"{self.bind(self.sim.agg_fn(e.agg, e.observe), '_f')}(t)"
+        raise TypeError(f"unknown expression {e!r}")  # pragma: no cover
+
+    def query(self, e: M.EQuery, d: int) -> str:
+        q = e.query
+        pool = q in M.POOL_QUERIES
+        kind = "pool" if pool else "stage"
+        k = self.const_member(e.ref)
+        if k is not None:
+            obj = self.bind((self.sim.pools if pool else self.sim.stages)[k])
+        else:
+            lst = self.bind(self.sim.pools if pool else self.sim.stages)
+            obj = f"{lst}[{self.bind(self.member(e.ref, kind), '_m')}(t)]"
+        if q == "Used":
+            return f"{obj}.used"
+        if q == "Free":
+            if k is not None:
+                return f"({obj}.cap - {obj}.used)"
+            return f"{self.bind(_free, '_f')}({obj})"
+        if q == "CachedIn":
+            return f"{obj}.cached_of(t.sess)"
+        if q == "Holders":
+            return f"float(len({obj}.allocs))"
+        if q == "Queued":
+            return f"float({obj}.nqueued)"
+        if q == "Queue":
+            return f"float({obj}.present())"
+        if q == "Busy":
+            return f"float({obj}.busy())"
+        if q == "Work":
+            return f"{obj}.work()"
+        if q == "EstLambda":
+            return f"{obj}.est_lambda()"
+        if q == "EstRho":
+            return f"{obj}.est_rho()"
+        if q == "EstWait":
+            return f"{obj}.est_wait()"
+        if q == "BudgetLeft":
+            return f"{obj}.budget_left_query()"
+        raise ValueError(q)  # pragma: no cover
+
+    def price(self, e: M.EPrice) -> Fn:
+        stages = self.sim.stages
+        mem = self.member(e.ref, "stage")
+        fh, fd = self.expr(e.s_hit), self.expr(e.ds)
+
+        def price(t):
+            s = stages[mem(t)]
+            s_hit = fh(t)
+            ds = fd(t)
+            lam = s.est_lambda()
+            rho = s.est_rho()
+            w = s.est_wait()
+            s_miss = s_hit + ds
+            return ds + lam * (s_miss * s_miss - s_hit * s_hit) / (2 * (1 - rho)) + lam * w * ds / (1 - rho)
+        return price
+
+
+_CMP = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
+
+
+def _flatten(e, same):
+    """The operands of a chain of one associative function, in order."""
+    out = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if same(x):
+            stack.extend(reversed(x.args))
+        else:
+            out.append(x)
+    return out
+
+
+def _div(a: float, b: float) -> float:
+    if b != 0:
+        return a / b
+    return apply_binary("Div", a, b)
+
+
+def _min(a: float, b: float) -> float:
+    if a <= b:
+        return a
+    if b < a:
+        return b
+    return math.nan
+
+
+def _max(a: float, b: float) -> float:
+    if a >= b:
+        return a
+    if b > a:
+        return b
+    return math.nan
+
+
+def _minn(xs) -> float:
+    r = xs[0]
+    for x in xs[1:]:
+        r = _min(r, x)
+    return r
+
+
+def _maxn(xs) -> float:
+    r = xs[0]
+    for x in xs[1:]:
+        r = _max(r, x)
+    return r
+
+
+def _floor(x: float) -> float:
+    return float(math.floor(x)) if x - x == 0.0 else x
+
+
+def _and(a: float, b: float) -> float:
+    return 1.0 if (a != 0.0 and a == a and b != 0.0 and b == b) else 0.0
+
+
+def _or(a: float, b: float) -> float:
+    return 1.0 if ((a != 0.0 and a == a) or (b != 0.0 and b == b)) else 0.0
+
+
+def _fn1(name: str, x: float) -> float:
+    return apply_fn(name, [x])
+
+
+def _fn2(name: str, x: float, y: float) -> float:
+    return apply_fn(name, [x, y])
+
+
+def _free(p) -> float:
+    return p.cap - p.used
+
+
+def check_amount(v: float, what: str) -> float:
+    """An amount is not negative and not NaN (§Amounts and indices)."""
+    if v >= 0.0:
+        return v
+    raise Fault("R001", f"the {what} is {fmt_num(v)}: an amount is not negative and not NaN")
+
+
+def check_guard(v: float) -> bool:
+    if v == 1.0:
+        return True
+    if v == 0.0:
+        return False
+    raise Fault("R003", f"a guard is {fmt_num(v)}, neither 0 nor 1: a test has two answers")

@@ -1,0 +1,1800 @@
+"""The machine: the event loop, settling, sessions and their statements,
+holds, preemption, the workload, and what the run records.
+
+Event heap entries are ``(time, priority, seq, handler, arg)``: ``seq`` is
+unique, so two entries never fall to comparing handlers, and events at one
+instant run in the order they were scheduled (§Ties).  Every event has
+priority 0; the field is kept for the SimPy shape of the heap.  A handler
+returns ``False`` when the event was cancelled (a stale completion), which
+then neither counts nor settles.
+
+After every event the machine settles (§Events and settling): it runs every
+ready session (in the order they became ready), then retries growers and
+admissions at every pool no stage serves, until nothing changes; then, if no
+other event is pending at the same instant, it attempts an iteration on
+every idle step stage that has residents or a waiting queue it admits.
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import math
+import sys
+import time as _time
+from collections import deque
+from typing import Optional
+
+from ..diag import Span
+from ..ir import model as M
+from ..ir.expr import is_test
+from . import rng as R
+from .compile import CTX, Compiler, check_amount, check_guard, is_static
+from .errors import Fault, RunError, fmt_num, fmt_time
+from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
+from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
+                     SharedStage)
+from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
+
+SERIAL, TURN_NO, CACHED, COMPUTED = 0, 1, 2, 3
+NEW, OUT, THINK, MORE, FORCED = 4, 5, 6, 7, 8
+
+OP_SET, OP_OBS, OP_RUN, OP_HOLD, OP_TURN, OP_ANSWER, OP_BRANCH, OP_LOOP, OP_WHILE = range(9)
+OP_GROW, OP_DROP, OP_RELEASE, OP_LOAD, OP_CHOOSE, OP_END, OP_FORK, OP_JOIN = range(9, 17)
+
+F_BLOCK, F_LOOP, F_WHILE, F_HOLD, F_ROOT, F_LEG = range(6)
+
+# thread states
+S_READY, S_RUNNING, S_STAGE, S_QUEUED, S_GROWING, S_JOIN, S_ENDED, S_NEW = range(8)
+
+MAX_STATEMENTS = 1_000_000
+MAX_READY = 1000
+
+C_NOW = CTX["Now"]
+C_WAITED = CTX["Waited"]
+C_SIZE, C_AGE, C_LAST, C_WAITING = CTX["Size"], CTX["Age"], CTX["Last"], CTX["Waiting"]
+C_PRESENT = CTX["Present"]
+C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
+C_DEMAND, C_SERVED, C_ARRIVED = CTX["Demand"], CTX["Served"], CTX["Arrived"]
+
+
+class CS:
+    """A compiled statement."""
+
+    __slots__ = ("op", "loc", "slot", "f", "obs", "stage_m", "stage_const", "mode", "grow_m", "also_m",
+                 "what", "members", "f_units", "f_res", "st_units", "st_res", "f_reuse", "f_cache",
+                 "lease_m", "f_lease", "body", "then", "other", "keys", "pool_m", "name", "nres")
+
+    def __init__(self, op, loc):
+        self.op = op
+        self.loc = loc
+
+
+class Carrier:
+    """What the machine's own moments evaluate on: no session, its stream."""
+
+    __slots__ = ("a", "rng", "sess")
+
+    def __init__(self, rng):
+        self.a = None
+        self.rng = rng
+        self.sess = None
+
+    def make_rng(self):  # pragma: no cover - rng is always set
+        return self.rng
+
+
+class Session:
+    __slots__ = ("sid", "main", "legs", "joiner", "ended", "turn", "t_arr", "trace", "turn_ix",
+                 "preset", "nlegs", "leases", "wl_rng")
+
+    def __init__(self, sid, t_arr):
+        self.sid = sid
+        self.main = None
+        self.legs = 0
+        self.joiner = None
+        self.ended = False
+        self.turn = None
+        self.t_arr = t_arr
+        self.trace = None
+        self.turn_ix = 0
+        self.preset = None
+        self.nlegs = 0
+        self.leases = []
+
+
+class TurnRec:
+    __slots__ = ("start", "first", "last_pre", "outs", "n", "done")
+
+    def __init__(self, start, n):
+        self.start = start
+        self.first = None
+        self.last_pre = None
+        self.outs = 0.0
+        self.n = n
+        self.done = False
+
+
+class Thread:
+    """A session's main line or one of its legs: a carrier for expressions
+    and a continuation (a stack of block frames)."""
+
+    __slots__ = ("a", "rng", "sess", "frames", "state", "gen", "leg", "holds", "job", "req", "grower",
+                 "ready_t", "ready_n", "adm_seq", "sim", "preempt_pos", "leases", "leg_no")
+
+    def __init__(self, sim, sess, attrs, leg: bool, leg_no: int = 0):
+        self.sim = sim
+        self.sess = sess
+        self.a = attrs
+        self.rng = None
+        self.frames = []
+        self.state = S_NEW
+        self.gen = 0
+        self.leg = leg
+        self.leg_no = leg_no
+        self.holds = []
+        self.job = None
+        self.req = None
+        self.grower = None
+        self.ready_t = -1.0
+        self.ready_n = 0
+        self.adm_seq = 0
+        self.preempt_pos = None
+        self.leases = sess.leases if not leg else []
+
+    def make_rng(self):
+        sim = self.sim
+        if self.leg:
+            self.rng = R.substream(sim.seed, R.LEG, self.sess.sid, self.leg_no)
+        else:
+            self.rng = R.substream(sim.seed, R.SESSION, self.sess.sid)
+        return self.rng
+
+
+class WlCarrier:
+    """A session's attributes with the stream of one (session, turn)."""
+
+    __slots__ = ("a", "rng", "sess", "key")
+
+    def __init__(self, sim, thread, turn):
+        self.a = thread.a
+        self.sess = thread.sess
+        self.rng = None
+        self.key = (sim.seed, thread.sess.sid, turn)
+
+    def make_rng(self):
+        seed, sid, turn = self.key
+        self.rng = R.substream(seed, R.WORKLOAD, sid, turn)
+        return self.rng
+
+
+class EntryCarrier:
+    __slots__ = ("a", "rng", "sess")
+
+    def __init__(self, a, rng, sess):
+        self.a = a
+        self.rng = rng
+        self.sess = sess
+
+    def make_rng(self):  # pragma: no cover
+        return self.rng
+
+
+class Sim:
+    CTX_PRESENT = C_PRESENT
+
+    def __init__(self, program: M.Program, progress: bool = False, check_hook=None):
+        self.program = program
+        self.seed = program.seed
+        self.horizon = program.horizon
+        self.warmup = program.warmup
+        self.progress = progress and sys.stderr.isatty()
+        self.check_hook = check_hook
+        self.now = 0.0
+        self.ctx = [0.0] * len(M.CTX_VARS)
+        self.regs = [r.init for r in program.registers]
+        self.heap = []
+        self.seq = 0
+        self.nevents = 0
+        self.npreempt = 0
+        self.rel_seq = 0
+        self.alloc_seq = 0
+        self.adm_counter = 0
+        self.job_seq = 0
+        self.ready = deque()
+        self.mcar = Carrier(R.stream(self.seed, R.MACHINE))
+        self.arr_rng = R.stream(self.seed, R.ARRIVAL)
+        self.trace_rng = R.stream(self.seed, R.TRACE)
+        # what the run records
+        self.n_arrived = 0
+        self.arrivals_after = 0
+        self.ended_after = 0
+        self.turns_after = 0
+        self.live = 0
+        self.acc_live = 0.0
+        self.t_live = 0.0
+        self.stuck = {}   # (session, hold statement) -> pool: preempted without progress
+        self.obs_v = [[] for _ in program.observes]
+        self.obs_t = [[] for _ in program.observes]
+        self.obs_s = [[] for _ in program.observes]
+        self.obs_k = [[] for _ in program.observes]
+        self.all_obs = [[] for _ in program.observes] if program.claims else None
+        self.client = {"ttft": [], "tpot": [], "response": []}
+        self.joining = set()
+        self.closed = type(program.arrival) is M.AClosed
+        self.warmed = False
+        self.end_time = None
+        # declarations
+        self.pools = [Pool(self, i, p) for i, p in enumerate(program.pools)]
+        self.comp = Compiler(self)
+        self.stages = []
+        shared = set()
+        for b in program.blocks:
+            for s in b.stmts:
+                if type(s) is M.SRun and s.also:
+                    for ref in (s.stage,) + tuple(s.also):
+                        for k in range(ref.count):
+                            shared.add(ref.base + k)
+        self.flows = FlowNet(self, program.share or "MaxMin") if shared else None
+        from ..ir.expr import const_value
+        for i, st in enumerate(program.stages):
+            k = st.kind
+            if type(k) is M.KFifo:
+                self.stages.append(FifoStage(self, i, st))
+            elif type(k) is M.KDelay:
+                self.stages.append(DelayStage(self, i, st))
+            elif type(k) is M.KPs:
+                cv = const_value(k.capacity)
+                if i in shared:
+                    self.stages.append(SharedStage(self, i, st, cv))
+                else:
+                    self.stages.append(PsStage(self, i, st, None if cv is not None else self.comp.expr(k.capacity), cv))
+            else:
+                self.stages.append(None)  # placeholder: step stages need the pools' links
+        for i, st in enumerate(program.stages):
+            if type(st.kind) is M.KStep:
+                self.stages[i] = StepStage(self, i, st, self.comp)
+        for p in self.pools:
+            if p.admit_via is not None:
+                self.stages[p.admit_via].admit_pools.append(p)
+        for s in self.stages:
+            if s.is_step and s.memory is not None:
+                s.memory.memory_of = s
+        self.step_stages = [s for s in self.stages if s.is_step]
+        # pool rules
+        for p in self.pools:
+            d = p.decl
+            p.f_evict = [self.comp.expr(k) for k in p.evict_keys] if p.evict_keys else None
+            p.f_victim = [self.comp.expr(k) for k in p.preempt_keys]
+            p.f_queue = [self.comp.expr(k) for k in p.queue_keys] if p.queue_keys else None
+            if d.spill is not None:
+                p.spill_to = self.comp.member(d.spill.to, "pool")
+                p.spill_via = self.comp.member(d.spill.via, "stage")
+                p.spill_work = self.comp.expr(d.spill.work)
+                p.spill_when = self.comp.expr(d.spill.when)
+        # blocks
+        self.blocks = {}
+        self.session_block = self.block(program.session)
+        self.init_block = self.block(program.init) if program.init is not None else None
+        self.turn_block = self.block(program.turn) if program.turn is not None else None
+        self.session_end_loc = _last_loc(program, program.session)
+        # observations that are tests (for the constant-0 note)
+        self.obs_test = [True] * len(program.observes)
+        seen = [False] * len(program.observes)
+        for b in program.blocks:
+            for s in b.stmts:
+                if type(s) is M.SObserve:
+                    seen[s.observe] = True
+                    if not is_test(s.expr):
+                        self.obs_test[s.observe] = False
+        self.obs_test = [a and b for a, b in zip(self.obs_test, seen)]
+        # gauges and claims
+        self.gauges = [self.comp.expr(g.expr) for g in program.gauges]
+        self.gauge_pts = [[] for _ in program.gauges]
+        self.claims = []
+        for c in program.claims:
+            self.claims.append({
+                "decl": c, "f": self.comp.expr(c.expr),
+                "given": self.comp.expr(c.given) if c.given is not None else None,
+                "verdict": None, "time": None, "session": None, "scope": True,
+            })
+        for c in self.claims:
+            kind = c["decl"].kind
+            if type(kind) in (M.CEvery, M.CSome):
+                self.stages[kind.stage].claims_every.append(c)
+        # the workload
+        self.arrival = program.arrival
+        self.trace = None
+        if program.trace is not None:
+            self.trace = load_trace(program.trace)
+        self.draining = program.arrivals
+        self.open_arrivals = 0
+        self.open_done = False
+
+    # -- compilation of blocks ---------------------------------------------
+    def block(self, b: int) -> list:
+        if b in self.blocks:
+            return self.blocks[b]
+        p = self.program
+        blk = p.blocks[b]
+        out = []
+        n = len(blk.stmts)
+        # answer points: after a Turn, before the next client statement, or
+        # at the end of the block
+        answer_before = set()
+        answer_at_end = False
+        for i, s in enumerate(blk.stmts):
+            if type(s) is M.STurn:
+                j = i + 1
+                while j < n and blk.sides[j] != "client":
+                    j += 1
+                if j < n:
+                    answer_before.add(j)
+                else:
+                    answer_at_end = True
+        for i, (s, loc) in enumerate(zip(blk.stmts, blk.locs)):
+            if i in answer_before:
+                out.append(CS(OP_ANSWER, loc))
+            out.append(self.stmt(s, loc))
+        if answer_at_end:
+            out.append(CS(OP_ANSWER, None))
+        self.blocks[b] = out
+        return out
+
+    def stmt(self, s, loc) -> CS:
+        comp = self.comp
+        p = self.program
+        t = type(s)
+        if t is M.SSet:
+            c = CS(OP_SET, loc)
+            c.slot = s.slot
+            c.f = comp.expr(s.expr)
+        elif t is M.SObserve:
+            c = CS(OP_OBS, loc)
+            c.obs = s.observe
+            c.f = comp.expr(s.expr)
+        elif t is M.STurn:
+            c = CS(OP_TURN, loc)
+        elif t is M.SRun:
+            c = CS(OP_RUN, loc)
+            c.stage_m = comp.member(s.stage, "stage")
+            k = comp.const_member(s.stage)
+            c.stage_const = None if k is None or s.also else self.stages[k]
+            c.mode = MODES[s.mode]
+            c.f = comp.expr(s.work)
+            c.grow_m = comp.member(s.growing, "pool") if s.growing is not None else None
+            c.also_m = [comp.member(r, "stage") for r in s.also]
+            c.name = p.stages[s.stage.base].name
+            c.what = f"work of `run {c.name}`"
+        elif t is M.SHold:
+            c = CS(OP_HOLD, loc)
+            c.members = [comp.member(hp.pool, "pool") for hp in s.pools]
+            c.f_units = [comp.expr(hp.units) for hp in s.pools]
+            c.f_res = [comp.expr(hp.reserve) if hp.reserve is not None else None for hp in s.pools]
+            c.st_units = [is_static(hp.units) for hp in s.pools]
+            c.st_res = [hp.reserve is not None and is_static(hp.reserve) for hp in s.pools]
+            c.f_reuse = comp.expr(s.reuse) if s.reuse is not None else None
+            c.f_cache = comp.expr(s.cache) if s.cache is not None else None
+            if s.lease is not None:
+                c.lease_m = comp.member(s.lease.pool, "pool")
+                c.f_lease = comp.expr(s.lease.time)
+            else:
+                c.lease_m = None
+                c.f_lease = None
+            c.name = [p.pools[hp.pool.base].name for hp in s.pools]
+            c.body = self.block(s.body)
+        elif t is M.SGrow or t is M.SLoad:
+            c = CS(OP_GROW if t is M.SGrow else OP_LOAD, loc)
+            c.pool_m = comp.member(s.pool, "pool")
+            c.f = comp.expr(s.expr)
+            c.name = p.pools[s.pool.base].name
+        elif t is M.SDrop or t is M.SRelease:
+            c = CS(OP_DROP if t is M.SDrop else OP_RELEASE, loc)
+            c.pool_m = comp.member(s.pool, "pool")
+            c.name = p.pools[s.pool.base].name
+        elif t is M.SBranch:
+            c = CS(OP_BRANCH, loc)
+            c.f = comp.expr(s.guard)
+            c.then = self.block(s.then)
+            c.other = self.block(s.other) if s.other is not None else None
+        elif t is M.SLoop:
+            c = CS(OP_LOOP, loc)
+            c.body = self.block(s.body)
+        elif t is M.SWhile:
+            c = CS(OP_WHILE, loc)
+            c.f = comp.expr(s.guard)
+            c.body = self.block(s.body)
+        elif t is M.SChoose:
+            c = CS(OP_CHOOSE, loc)
+            c.slot = s.slot
+            c.f = comp.expr(s.count)
+            c.keys = [comp.expr(k) for k in s.keys]
+        elif t is M.SEnd:
+            c = CS(OP_END, loc)
+        elif t is M.SFork:
+            c = CS(OP_FORK, loc)
+            c.body = self.block(s.body)
+        elif t is M.SJoin:
+            c = CS(OP_JOIN, loc)
+        else:  # pragma: no cover
+            raise TypeError(s)
+        return c
+
+    # -- events ----------------------------------------------------------------
+    def schedule(self, t: float, fn, arg) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, 0, self.seq, fn, arg))
+
+    def next_release(self) -> int:
+        self.rel_seq += 1
+        return self.rel_seq
+
+    def pool_tick(self, pool) -> None:
+        pool.tick(self.now)
+
+    # -- errors ----------------------------------------------------------------
+    def span(self, loc) -> Optional[Span]:
+        if loc is None:
+            return None
+        files = self.program.files
+        if 0 <= loc.file < len(files):
+            return Span.point(files[loc.file], loc.line, loc.col)
+        return None
+
+    def session_error(self, f: Fault, t, loc):
+        turn = int(t.a[TURN_NO]) if t is not None else 0
+        sid = t.sess.sid if t is not None else 0
+        msg = f"{f.message} (session {sid}, turn {turn}, time {fmt_time(self.now)})"
+        return RunError(f.code, msg, self.span(loc))
+
+    def machine_fault(self, f: Fault, loc):
+        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc))
+
+    # -- the run ------------------------------------------------------------
+    def run(self):
+        self.start_workload()
+        heap = self.heap
+        pop = heapq.heappop
+        horizon = self.horizon
+        warmup = self.warmup
+        ctx = self.ctx
+        gauges = bool(self.gauges)
+        hook = self.check_hook
+        draining = self.draining
+        step_stages = self.step_stages
+        progress = self.progress
+        last_report = _time.monotonic()
+        if gauges:
+            self.sample_gauges()
+        extras = bool(step_stages) or hook is not None or gauges or draining is not None or progress
+        pools = bool(self.pools)
+        ready = self.ready
+        settle = self.settle
+        while heap:
+            ev = heap[0]
+            t = ev[0]
+            if t > horizon:
+                break
+            pop(heap)
+            if t >= warmup and not self.warmed:
+                self.snapshot_warmup()
+            self.now = t
+            ctx[C_NOW] = t
+            if ev[3](ev[4]) is False:
+                continue
+            self.nevents += 1
+            if ready or pools:
+                settle()
+            if not extras:
+                continue
+            if step_stages and (not heap or heap[0][0] > t):
+                self.start_iterations()
+            if hook is not None:
+                hook(self)
+            if gauges and (not heap or heap[0][0] > t):
+                self.sample_gauges()
+            if draining is not None and self.open_done and self.live == 0:
+                break
+            if progress and (self.nevents & 8191) == 0:
+                wall = _time.monotonic()
+                if wall - last_report > 0.5:
+                    last_report = wall
+                    sys.stderr.write(f"\rserq run: {100.0 * t / horizon:5.1f}% (t={t:.4g}, "
+                                     f"{self.nevents} events)")
+                    sys.stderr.flush()
+        if progress:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+        if draining is not None:
+            if not (self.open_done and self.live == 0):
+                self.machine_fault(Fault("R008", f"--arrivals {draining}: {self.live} of the sessions are "
+                                                 f"still live at the horizon {fmt_num(horizon)}; the run must "
+                                                 "drain them"), None)
+            end = self.now
+            if end <= warmup:
+                self.machine_fault(Fault("R009", f"--arrivals {draining}: the sessions drained at "
+                                                 f"{fmt_time(end)}, at or before the warm-up "
+                                                 f"{fmt_num(warmup)}: nothing is measured"), None)
+        else:
+            end = horizon
+            if not heap:
+                self.check_deadlock()
+        if not self.warmed:
+            self.now = min(warmup, end)
+            self.snapshot_warmup()
+        self.now = end
+        ctx[C_NOW] = end
+        self.end_time = end
+        self.finish()
+
+    def snapshot_warmup(self) -> None:
+        w = self.warmup
+        self.warmed = True
+        save = self.now
+        self.now = w
+        for p in self.pools:
+            p.tick(w)
+            p.w = (p.acc_used, p.acc_cached, p.acc_queue, p.acc_holders)
+        for s in self.stages:
+            s.tick(w)
+            s.w = (s.acc_n, s.acc_busy)
+        self.tick_live(w)
+        self.w_live = self.acc_live
+        self.now = save
+
+    def tick_live(self, now) -> None:
+        dt = now - self.t_live
+        if dt > 0:
+            self.acc_live += self.live * dt
+            self.t_live = now
+
+    def settle(self) -> None:
+        ready = self.ready
+        if not self.pools:
+            if ready:
+                self.run_ready()
+            return
+        while True:
+            if ready:
+                self.run_ready()
+            if not self.retry_pools() and not ready:
+                return
+
+    def start_iterations(self) -> None:
+        nev = self.nevents
+        for s in self.step_stages:
+            if s.iterating or s.fail_evt == nev:
+                continue
+            if not s.residents:
+                for p in s.admit_pools:
+                    if p.nqueued:
+                        break
+                else:
+                    continue
+            s.attempt()
+            self.settle()
+
+    # -- ready sessions ------------------------------------------------------
+    def make_ready(self, t) -> None:
+        now = self.now
+        if t.ready_t == now:
+            t.ready_n += 1
+            if t.ready_n >= MAX_READY:
+                raise self.session_error(Fault("R005", f"session {t.sess.sid} became ready {MAX_READY} "
+                                                       "times at one instant: it does not let time pass"),
+                                         t, _cur_loc(t))
+        else:
+            t.ready_t = now
+            t.ready_n = 1
+        t.state = S_READY
+        self.ready.append((t, t.gen))
+
+    def run_ready(self) -> None:
+        ready = self.ready
+        while ready:
+            t, g = ready.popleft()
+            if g != t.gen or t.state != S_READY:
+                continue
+            t.state = S_RUNNING
+            self.run_thread(t)
+
+    def run_now(self, t) -> None:
+        """Run a thread at once (a session an engine just admitted)."""
+        self.make_ready(t)  # counts toward `ready 1000 times at one instant`
+        t.gen += 1          # and the ready entry is superseded
+        t.state = S_RUNNING
+        self.run_thread(t)
+
+    # -- the statement interpreter -------------------------------------------
+    def run_thread(self, t) -> None:
+        frames = t.frames
+        count = 0
+        st = None
+        loc = None
+        a = t.a
+        try:
+            while True:
+                fr = frames[-1]
+                stmts = fr[0]
+                pc = fr[1]
+                if pc >= len(stmts):
+                    kind = fr[2]
+                    if kind == F_BLOCK:
+                        frames.pop()
+                        continue
+                    if kind == F_LOOP:
+                        fr[1] = 0
+                        count += 1
+                        if count > MAX_STATEMENTS:
+                            raise Fault("R004", self.livelock_msg(t))
+                        continue
+                    if kind == F_WHILE:
+                        loc = fr[3].loc
+                        count += 1
+                        if count > MAX_STATEMENTS:
+                            raise Fault("R004", self.livelock_msg(t))
+                        if check_guard(fr[3].f(t)):
+                            fr[1] = 0
+                        else:
+                            frames.pop()
+                        continue
+                    if kind == F_HOLD:
+                        loc = fr[3].st.loc
+                        self.hold_exit(t, fr[3])
+                        frames.pop()
+                        continue
+                    if kind == F_ROOT:
+                        loc = self.session_end_loc
+                        self.end_session(t, loc)
+                        return
+                    # F_LEG
+                    self.leg_end(t)
+                    return
+                st = stmts[pc]
+                fr[1] = pc + 1
+                loc = st.loc
+                count += 1
+                if count > MAX_STATEMENTS:
+                    raise Fault("R004", self.livelock_msg(t))
+                op = st.op
+                if op == OP_SET:
+                    a[st.slot] = st.f(t)
+                elif op == OP_RUN:
+                    if self.do_run(t, st):
+                        return
+                elif op == OP_OBS:
+                    self.observe(t, st.obs, st.f(t))
+                elif op == OP_HOLD:
+                    if self.do_hold(t, st, fr, pc, False):
+                        return
+                elif op == OP_TURN:
+                    self.do_turn(t)
+                elif op == OP_ANSWER:
+                    if not t.leg:
+                        self.answer(t)
+                elif op == OP_BRANCH:
+                    if check_guard(st.f(t)):
+                        frames.append([st.then, 0, F_BLOCK, None])
+                    elif st.other is not None:
+                        frames.append([st.other, 0, F_BLOCK, None])
+                elif op == OP_LOOP:
+                    frames.append([st.body, 0, F_LOOP, st])
+                elif op == OP_WHILE:
+                    if check_guard(st.f(t)):
+                        frames.append([st.body, 0, F_WHILE, st])
+                elif op == OP_GROW:
+                    if self.do_grow(t, st):
+                        return
+                elif op == OP_LOAD:
+                    self.do_load(t, st)
+                elif op == OP_RELEASE:
+                    self.do_release(t, st)
+                elif op == OP_DROP:
+                    pool = self.pools[st.pool_m(t)]
+                    pool.tick(self.now)
+                    pool.drop(t.sess)
+                    pool.dirty = True
+                elif op == OP_CHOOSE:
+                    self.do_choose(t, st)
+                elif op == OP_END:
+                    self.end_session(t, loc)
+                    return
+                elif op == OP_FORK:
+                    self.do_fork(t, st)
+                elif op == OP_JOIN:
+                    if t.sess.legs > 0:
+                        t.state = S_JOIN
+                        t.sess.joiner = t
+                        self.joining.add(t.sess)
+                        return
+                else:  # pragma: no cover
+                    raise AssertionError(op)
+        except Fault as f:
+            raise self.session_error(f, t, loc) from None
+
+    def livelock_msg(self, t) -> str:
+        return (f"session {t.sess.sid} executed {MAX_STATEMENTS:,} statements without blocking: "
+                "a loop must let time pass on every pass")
+
+    # -- statements ----------------------------------------------------------
+    def observe(self, t, k: int, v: float) -> None:
+        now = self.now
+        if now >= self.warmup:
+            self.obs_v[k].append(v)
+            self.obs_t[k].append(now)
+            self.obs_s[k].append(t.sess.sid)
+            self.obs_k[k].append(int(t.a[TURN_NO]))
+        if self.all_obs is not None:
+            self.all_obs[k].append(v)
+
+    def do_run(self, t, st) -> bool:
+        stage = st.stage_const
+        if stage is None:
+            stage = self.stages[st.stage_m(t)]
+        w = st.f(t)
+        if not (w >= 0.0):
+            check_amount(w, st.what)
+        if w == 0.0:
+            return False
+        self.job_seq += 1
+        job = Job(t, stage, w, st.mode, self.now, self.job_seq)
+        job.order = t.adm_seq
+        if st.grow_m is not None:
+            pid = st.grow_m(t)
+            job.pa = self.innermost(t, pid)
+        t.job = job
+        t.state = S_STAGE
+        if st.also_m:
+            stages = [stage] + [self.stages[m(t)] for m in st.also_m]
+            if len({s.sid for s in stages}) < len(stages):
+                raise Fault("R013", "a run names one stage twice")
+            self.flows.arrive(job, stages)
+        elif stage.shared:
+            self.flows.arrive(job, [stage])
+        else:
+            stage.arrive(job)
+        return True
+
+    def job_done(self, job) -> None:
+        t = job.thread
+        if t is None:
+            if job.cb is not None:
+                job.cb(job)
+            return
+        t.job = None
+        self.make_ready(t)
+
+    def job_done_tail(self, job) -> None:
+        """A job ends as the last thing its event does: when no other session
+        is ready, its session runs at once (as the settle right after the
+        event would run it first)."""
+        t = job.thread
+        if t is None:
+            if job.cb is not None:
+                job.cb(job)
+            return
+        t.job = None
+        if self.ready:
+            self.make_ready(t)
+            return
+        now = self.now
+        if t.ready_t == now:
+            self.make_ready(t)
+            return
+        t.ready_t = now
+        t.ready_n = 1
+        t.state = S_RUNNING
+        self.run_thread(t)
+
+    def innermost(self, t, pid):
+        for h in reversed(t.holds):
+            for pa in h.allocs:
+                if pa.pool.pid == pid and not pa.released:
+                    return pa
+        return None
+
+    def do_turn(self, t) -> None:
+        sess = t.sess
+        a = t.a
+        a[TURN_NO] += 1
+        k = int(a[TURN_NO])
+        if sess.preset is not None:
+            ts = sess.preset
+            ix = sess.turn_ix
+            if ix < len(ts):
+                for slot, v in ts[ix]:
+                    a[slot] = v
+                a[MORE] = 1.0 if ix + 1 < len(ts) else 0.0
+                sess.turn_ix = ix + 1
+            else:
+                a[MORE] = 0.0
+        else:
+            if sess.trace is not None:
+                rows = sess.trace
+                ix = sess.turn_ix
+                if ix >= len(rows):
+                    raise Fault("R015", f"session {sess.sid} takes turn {ix + 1}, but its trace session has "
+                                        f"{len(rows)} turn{'s' if len(rows) != 1 else ''}")
+                new, out, think, forced = rows[ix]
+                a[NEW] = new
+                a[OUT] = out
+                a[THINK] = think
+                a[FORCED] = forced
+                a[MORE] = 1.0 if ix + 1 < len(rows) else 0.0
+                sess.turn_ix = ix + 1
+            if self.turn_block is not None:
+                self.run_wl_block(t, self.turn_block, k)
+        now = self.now
+        sess.turn = TurnRec(now, k)
+        if now >= self.warmup:
+            self.turns_after += 1
+
+    def run_wl_block(self, t, stmts, turn) -> None:
+        car = WlCarrier(self, t, turn)
+        a = t.a
+        for st in stmts:
+            if st.op == OP_SET:
+                a[st.slot] = st.f(car)
+            elif st.op == OP_OBS:
+                self.observe(t, st.obs, st.f(car))
+
+    def do_choose(self, t, st) -> None:
+        a = t.a
+        n = st.f(t)
+        slot = st.slot
+        if not (n >= 1) or math.isinf(n):
+            if math.isinf(n) and n > 0:
+                raise Fault("R002", "choose over infinitely many candidates")
+            a[slot] = 0.0
+            return
+        n = int(math.floor(n))
+        best = None
+        best_j = 0
+        for j in range(n):
+            a[slot] = float(j)
+            key = tuple(f(t) for f in st.keys)
+            if best is None or key < best:
+                best = key
+                best_j = j
+        a[slot] = float(best_j)
+
+    def do_fork(self, t, st) -> None:
+        sess = t.sess
+        leg = Thread(self, sess, list(t.a), True, sess.nlegs)
+        sess.nlegs += 1
+        sess.legs += 1
+        leg.frames = [[st.body, 0, F_LEG, None]]
+        self.make_ready(leg)
+
+    # -- the client's view ---------------------------------------------------
+    def client_decode(self, t, n: float) -> None:
+        tr = t.sess.turn
+        if tr is None or tr.done:
+            return
+        if tr.first is None:
+            now = self.now
+            if tr.last_pre is not None:
+                tr.first = tr.last_pre
+                tr.outs += n
+            else:
+                tr.first = now
+                tr.outs += n - 1.0
+            if now >= self.warmup:
+                self.client["ttft"].append(tr.first - tr.start)
+        else:
+            tr.outs += n
+
+    def client_prefill_end(self, t) -> None:
+        tr = t.sess.turn
+        if tr is None or tr.done:
+            return
+        if tr.first is not None:
+            tr.outs += 1.0   # a resumed prefill samples a token
+        tr.last_pre = self.now
+
+    def answer(self, t) -> None:
+        sess = t.sess
+        tr = sess.turn
+        if tr is None or tr.done:
+            return
+        tr.done = True
+        now = self.now
+        after = now >= self.warmup
+        if tr.first is None and tr.last_pre is not None:
+            tr.first = tr.last_pre
+            if after:
+                self.client["ttft"].append(tr.first - tr.start)
+        if after:
+            self.client["response"].append(now - tr.start)
+            if tr.first is not None and tr.outs > 0:
+                self.client["tpot"].append((now - tr.first) / tr.outs)
+
+    # -- holds -------------------------------------------------------------
+    def do_hold(self, t, st, fr, pc, front: bool) -> bool:
+        """Join the queue of the hold's first pool (or be rejected).  Always
+        blocks."""
+        pids = [m(t) for m in st.members]
+        if len(pids) > 1 and len(set(pids)) < len(pids):
+            raise Fault("R013", "two indices of one hold name the same member of `"
+                        + st.name[0] + "`")
+        # a request that can never fit: judged now for what reads only
+        # attributes and numbers
+        pools = self.pools
+        for i, pid in enumerate(pids):
+            pool = pools[pid]
+            if st.st_units[i]:
+                u = st.f_units[i](t)
+                if not (u >= 0):
+                    check_amount(u, f"units of `{st.name[i]}`")
+                if round_up(pool.block, u) > pool.cap:
+                    self.reject(t, pool, st)
+                    return True
+            if st.st_res[i]:
+                r = st.f_res[i](t)
+                if not (r >= 0):
+                    check_amount(r, f"reserve of `{st.name[i]}`")
+                if round_up(pool.block, r) > pool.cap:
+                    self.reject(t, pool, st)
+                    return True
+        self.alloc_seq += 1
+        req = Req(t, st, pids, self.alloc_seq, self.now, front, fr, pc)
+        t.req = req
+        t.state = S_QUEUED
+        pools[pids[0]].enqueue(req)
+        return True
+
+    def reject(self, t, pool, st) -> None:
+        if self.now >= self.warmup:
+            pool.rejected += 1
+        sess = t.sess
+        if t.leg:
+            # a refused leg ends its session; the leg ends with it
+            self.leg_end(t, refused=True)
+            if not sess.ended:
+                self.kill(sess.main)
+                self.finish_session(sess)
+        else:
+            self.release_all(t)
+            self.finish_session(sess, refused=True)
+        t.state = S_ENDED
+
+    def fits_req(self, req):
+        """The header's units and reserves if every pool of the hold has
+        room now; None otherwise."""
+        t = req.thread
+        st = req.st
+        pools = self.pools
+        vals = []
+        try:
+            for i, pid in enumerate(req.pids):
+                pool = pools[pid]
+                u = st.f_units[i](t)
+                if not (u >= 0):
+                    check_amount(u, f"units of `{st.name[i]}`")
+                fr = st.f_res[i]
+                if fr is not None:
+                    r = fr(t)
+                    if not (r >= 0):
+                        check_amount(r, f"reserve of `{st.name[i]}`")
+                    need = round_up(pool.block, u if u >= r else r)
+                else:
+                    need = round_up(pool.block, u)
+                if not pool.fits_admission(need):
+                    return None
+                vals.append((u, need))
+        except Fault as f:
+            raise self.session_error(f, t, st.loc) from None
+        return vals
+
+    def admit(self, req, vals) -> None:
+        t = req.thread
+        st = req.st
+        now = self.now
+        pools = self.pools
+        pool0 = pools[req.pids[0]]
+        pool0.dequeue(req)
+        self.adm_counter += 1
+        hold = HoldInst(t, st, req.pids, self.adm_counter)
+        t.adm_seq = self.adm_counter
+        reuse = None
+        if st.f_cache is not None and st.f_reuse is not None:
+            try:
+                reuse = st.f_reuse(t)
+                if not (reuse >= 0):
+                    check_amount(reuse, "reuse")
+            except Fault as f:
+                raise self.session_error(f, t, st.loc) from None
+        consumed = 0.0
+        after = now >= self.warmup
+        for i, pid in enumerate(req.pids):
+            pool = pools[pid]
+            pool.tick(now)
+            u, need = vals[i]
+            self.alloc_seq += 1
+            pa = PoolAlloc(pool, hold, t, self.alloc_seq)
+            c = 0.0
+            if st.f_cache is not None:
+                c = pool.consume(t.sess, reuse)
+                if c > consumed:
+                    consumed = c
+            alloc = round_up(pool.block, u)
+            pool.make_room(alloc)
+            pool.used += alloc
+            pa.alloc = alloc
+            pa.pos = c
+            pa.res = need
+            pool.allocs[pa.seq] = pa
+            hold.allocs.append(pa)
+            if after:
+                pool.admissions += 1
+        if after:
+            pool0.wait_sum += now - req.t_join
+            pool0.wait_n += 1
+        t.a[CACHED] = consumed
+        hold.pc = req.pc
+        hold.frame_parent = req.parent
+        t.frames.append([st.body, 0, F_HOLD, hold])
+        t.holds.append(hold)
+        t.req = None
+
+    def hold_exit(self, t, hold) -> None:
+        """The end of a hold's body: release (or lease) every pool it still
+        holds, caching per its clause."""
+        st = hold.st
+        cval = None
+        if st.f_cache is not None:
+            v = st.f_cache(t)
+            cval = check_amount(v, "cache") if not (v >= 0) else v
+        lease_pid = st.lease_m(t) if st.lease_m is not None else None
+        for pa in hold.allocs:
+            if pa.released:
+                continue
+            if lease_pid is not None and pa.pool.pid == lease_pid:
+                self.make_lease(t, pa, st)
+            else:
+                self.release_pa(pa, cval, False)
+        t.holds.remove(hold)
+        t.a[COMPUTED] = 0.0
+        if t.preempt_pos is not None:
+            t.preempt_pos.pop(st, None)
+            if self.stuck:
+                self.stuck.pop((t.sess.sid, id(st)), None)
+
+    def release_pa(self, pa, cval, preempt: bool) -> None:
+        pool = pa.pool
+        now = self.now
+        pool.tick(now)
+        pool.used -= pa.alloc
+        if pool.used < 1e-9 and len(pool.allocs) <= 1:
+            pool.used = 0.0
+        pool.allocs.pop(pa.seq, None)
+        pa.released = True
+        pool.dirty = True
+        if cval is not None:
+            comp = pa.pos if (preempt or pa.hold.grown) else pa.alloc
+            keep = round_down(pool.block, cval if cval < comp else comp)
+            if keep > 0:
+                pool.add_entry(pa.thread.sess, keep, now)
+        if pa.lease and pa.lease_evt is not None:
+            pa.lease_evt = None
+
+    def make_lease(self, t, pa, st) -> None:
+        v = st.f_lease(t)
+        if not (v >= 0):
+            check_amount(v, "lease time")
+        pa.lease = True
+        pa.cache_fn = st.f_cache
+        pa.cache_carrier = t
+        t.leases.append(pa)
+        if not math.isinf(v):
+            pa.lease_evt = True
+            self.schedule(self.now + v, self.lease_expire, pa)
+
+    def end_lease(self, pa) -> None:
+        cval = None
+        if pa.cache_fn is not None:
+            car = pa.cache_carrier
+            try:
+                v = pa.cache_fn(car)
+                cval = check_amount(v, "cache") if not (v >= 0) else v
+            except Fault as f:
+                raise self.session_error(f, car, None) from None
+        owner = pa.cache_carrier
+        for lst in (owner.leases, owner.sess.leases):
+            if pa in lst:
+                lst.remove(pa)
+        self.release_pa(pa, cval, False)
+
+    def lease_expire(self, pa):
+        if pa.released:
+            return False
+        self.end_lease(pa)
+
+    def do_release(self, t, st) -> None:
+        pid = st.pool_m(t)
+        for h in reversed(t.holds):
+            pa = h.alloc_on(pid)
+            if pa is not None:
+                cval = None
+                if h.st.f_cache is not None:
+                    v = h.st.f_cache(t)
+                    cval = check_amount(v, "cache") if not (v >= 0) else v
+                self.release_pa(pa, cval, False)
+                return
+        for pa in list(t.leases):
+            if pa.pool.pid == pid and not pa.released:
+                self.end_lease(pa)
+                return
+
+    def do_load(self, t, st) -> None:
+        pid = st.pool_m(t)
+        pa = self.innermost(t, pid)
+        n = st.f(t)
+        if not (n >= 0):
+            check_amount(n, f"amount of `load {st.name}`")
+        if pa is None:
+            return
+        if pa.pos + n > pa.alloc + 1e-9:
+            raise Fault("R012", f"`load {st.name}` of {fmt_num(n)} takes the hold's position to "
+                                f"{fmt_num(pa.pos + n)}, beyond its allocation of {fmt_num(pa.alloc)}: "
+                                "grow it first")
+        pa.pos += n
+        pa.hold.grown = True
+
+    def do_grow(self, t, st) -> bool:
+        pid = st.pool_m(t)
+        pa = self.innermost(t, pid)
+        d = st.f(t)
+        if not (d >= 0):
+            check_amount(d, f"amount of `grow {st.name}`")
+        if pa is None or d == 0:
+            return False
+        target = pa.alloc + d
+        r = self.grow_to(pa, target, t, session=True)
+        if r == GROW_OK:
+            return False
+        if r == GROW_SELF:
+            return True
+        # wait as a grower
+        pool = pa.pool
+        g = Grower(t, pa, target, st)
+        pool.growers.append(g)
+        t.grower = g
+        t.state = S_GROWING
+        return True
+
+    def grow_to(self, pa, target: float, t, session: bool = False) -> int:
+        """Grow ``pa`` to cover ``target`` units (rounded up to blocks),
+        preempting per the pool's rule."""
+        pool = pa.pool
+        need = round_up(pool.block, target) - pa.alloc
+        if need <= 0:
+            return GROW_OK
+        while not pool.fits_growth(need, pa):
+            if not pool.preempt_by:
+                return GROW_STALL
+            cands = self.candidates(pool)
+            if not cands:
+                return GROW_STALL
+            victim = self.choose_victim(pool, cands)
+            vt = victim.thread
+            self.preempt(victim, pool)
+            if vt is t:
+                return GROW_SELF
+            if pa.released:
+                return GROW_SELF
+        pool.tick(self.now)
+        pool.make_room(need)
+        pool.used += need
+        pa.alloc += need
+        return GROW_OK
+
+    def retry_growers(self, pool) -> bool:
+        changed = False
+        while pool.growers:
+            g = pool.growers[0]
+            t = g.thread
+            r = self.grow_to(g.pa, g.need, t, session=True)
+            if r == GROW_STALL:
+                break
+            if pool.growers and pool.growers[0] is g:
+                pool.growers.pop(0)
+            t.grower = None
+            changed = True
+            if r == GROW_OK:
+                self.make_ready(t)
+        return changed
+
+    # -- preemption ----------------------------------------------------------
+    def candidates(self, pool) -> list:
+        """The holders a failed growth may preempt, in the candidates'
+        admission order, each as its innermost allocation on the pool."""
+        out = []
+        seen = set()
+        S = pool.memory_of
+        if S is not None:
+            for j in S.residents:
+                if not j.alive:
+                    continue
+                t = j.thread
+                if id(t) in seen:
+                    continue
+                pa = self.innermost(t, pool.pid)
+                if pa is not None and not pa.lease:
+                    seen.add(id(t))
+                    out.append(pa)
+            return out
+        per = {}
+        for pa in pool.allocs.values():
+            if pa.lease or pa.released:
+                continue
+            per[id(pa.thread)] = pa  # the latest (innermost) allocation of each thread
+        out = sorted(per.values(), key=lambda pa: pa.seq)
+        return out
+
+    def choose_victim(self, pool, cands):
+        keys = pool.f_victim
+        if not keys:
+            return cands[-1]
+        ctx = self.ctx
+        best = None
+        best_key = None
+        for place, pa in enumerate(cands):
+            t = pa.thread
+            j = t.job
+            ctx[C_DECODING] = 1.0 if (j is not None and j.mode == MODE_DECODE) else 0.0
+            ctx[C_ADMISSION] = float(place)
+            ctx[C_POSITION] = pa.pos
+            try:
+                k = tuple(f(t) for f in keys) + (-place,)
+            except Fault as f:
+                self.machine_fault(f, pool.decl.loc)
+            if best is None or k < best_key:
+                best = pa
+                best_key = k
+        return best
+
+    def preempt(self, pa, pool) -> None:
+        hold = pa.hold
+        t = hold.thread
+        now = self.now
+        self.npreempt += 1
+        pool.preemptions_all += 1
+        if now >= self.warmup:
+            pool.preemptions += 1
+        pos = max(x.pos for x in hold.allocs)
+        st = hold.st
+        if t.preempt_pos is None:
+            t.preempt_pos = {}
+        prev = t.preempt_pos.get(st)
+        if prev is not None and pos <= prev:
+            self.stuck[(t.sess.sid, id(st))] = pool.pid
+        t.preempt_pos[st] = pos
+        self.detach(t)
+        # release the holds from the innermost to the preempted one, each
+        # caching its computed prefix (its position)
+        while t.holds:
+            h = t.holds.pop()
+            cval = None
+            if h.st.f_cache is not None:
+                try:
+                    v = h.st.f_cache(t)
+                    cval = check_amount(v, "cache") if not (v >= 0) else v
+                except Fault as f:
+                    raise self.session_error(f, t, h.st.loc) from None
+            for x in h.allocs:
+                if not x.released:
+                    self.release_pa(x, cval, True)
+            if h is hold:
+                break
+        frames = t.frames
+        while frames:
+            fr = frames.pop()
+            if fr[2] == F_HOLD and fr[3] is hold:
+                break
+        parent = frames[-1]
+        # the hold statement is executed again by re-entering the queue; once
+        # its body ends the parent goes on after it
+        parent[1] = hold.pc + 1
+        t.a[COMPUTED] = pos
+        # re-enter the queue of the hold's first pool, at the head unless
+        # the pool says `requeue tail`
+        try:
+            self.do_hold(t, st, parent, hold.pc, not pool.requeue_tail)
+        except Fault as f:
+            raise self.session_error(f, t, st.loc) from None
+
+    def detach(self, t) -> None:
+        """Take a thread out of whatever it waits in."""
+        s = t.state
+        t.gen += 1
+        if s == S_STAGE:
+            j = t.job
+            if j is not None and j.alive:
+                if j.stages is not None:
+                    self.flows.remove(j)
+                else:
+                    j.stage.remove(j)
+            t.job = None
+        elif s == S_QUEUED:
+            req = t.req
+            if req is not None:
+                self.pools[req.pids[0]].dequeue(req)
+            t.req = None
+        elif s == S_GROWING:
+            g = t.grower
+            if g is not None and g in g.pa.pool.growers:
+                g.pa.pool.growers.remove(g)
+            t.grower = None
+        elif s == S_JOIN:
+            if t.sess.joiner is t:
+                t.sess.joiner = None
+                self.joining.discard(t.sess)
+        t.state = S_NEW
+
+    # -- queue selection and eviction keys ----------------------------------
+    def select_by_keys(self, pool):
+        ctx = self.ctx
+        now = self.now
+        best = None
+        best_key = None
+        keys = pool.f_queue
+        for req in pool.rest:
+            ctx[C_WAITED] = now - req.t_join
+            try:
+                k = tuple(f(req.thread) for f in keys)
+            except Fault as f:
+                raise self.session_error(f, req.thread, pool.decl.loc) from None
+            if best is None or k < best_key:
+                best = req
+                best_key = k
+        return best
+
+    def evict_choice(self, pool):
+        ctx = self.ctx
+        now = self.now
+        best = None
+        best_key = None
+        keys = pool.f_evict
+        rng = self.mcar.rng
+        for e in pool.entries.values():
+            ctx[C_SIZE] = e.units
+            ctx[C_LAST] = e.last
+            ctx[C_AGE] = now - e.last
+            ctx[C_WAITING] = 1.0 if self.session_waiting(e.sess) else 0.0
+            car = EntryCarrier(e.sess.main.a if e.sess.main is not None else None, rng, e.sess)
+            try:
+                k = tuple(f(car) for f in keys) + (e.seq,)
+            except Fault as f:
+                self.machine_fault(f, pool.decl.loc)
+            if best is None or k < best_key:
+                best = e
+                best_key = k
+        return best
+
+    def session_waiting(self, sess) -> bool:
+        m = sess.main
+        return m is not None and m.state == S_QUEUED
+
+    def maybe_spill(self, pool, e, units: float) -> None:
+        if units <= 0:
+            return
+        ctx = self.ctx
+        now = self.now
+        ctx[C_SIZE] = units
+        ctx[C_LAST] = e.last
+        ctx[C_AGE] = now - e.last
+        ctx[C_WAITING] = 1.0 if self.session_waiting(e.sess) else 0.0
+        car = EntryCarrier(e.sess.main.a if e.sess.main is not None else None, self.mcar.rng, e.sess)
+        try:
+            if not (pool.spill_when(car) != 0.0):
+                return
+            to = self.pools[pool.spill_to(car)]
+            via = self.stages[pool.spill_via(car)]
+            w = pool.spill_work(car)
+            if not (w >= 0):
+                check_amount(w, "work of the spill")
+        except Fault as f:
+            self.machine_fault(f, pool.decl.loc)
+        if now >= self.warmup:
+            pool.spills += 1
+        self.job_seq += 1
+        job = Job(None, via, w, 0, now, self.job_seq)
+        job.cb = self.spill_done
+        job.cb_arg = (to, e.sess, units)
+        if w == 0:
+            self.spill_done(job)
+        elif via.shared:
+            self.flows.arrive(job, [via])
+        else:
+            via.arrive(job)
+
+    def spill_done(self, job) -> None:
+        to, sess, units = job.cb_arg
+        to.tick(self.now)
+        units = round_down(to.block, min(units, to.cap - to.used))
+        if units <= 0:
+            return
+        have = to.cached_of(sess)
+        to.add_entry(sess, have + units, self.now)
+        to.make_room(0.0)
+        to.dirty = True
+
+    # -- settle-time admissions --------------------------------------------
+    def retry_pools(self) -> bool:
+        changed = False
+        for pool in self.pools:
+            if pool.growers:
+                if self.retry_growers(pool):
+                    changed = True
+            if pool.nqueued and pool.admit_via is None:
+                while pool.nqueued:
+                    req = pool.head()
+                    vals = self.fits_req(req)
+                    if vals is None:
+                        break
+                    self.admit(req, vals)
+                    self.make_ready(req.thread)
+                    changed = True
+        return changed
+
+    # -- sessions ------------------------------------------------------------
+    def start_workload(self) -> None:
+        a = self.arrival
+        t = type(a)
+        if t is M.APoisson:
+            self.schedule(0.0, self.open_arrival, None)
+        elif t is M.ARenewal:
+            self.f_gap = self.comp.expr(a.gap)
+            self.schedule_renewal()
+        elif t is M.AClosed or t is M.ABatch:
+            for _ in range(a.n):
+                self.schedule(0.0, self.arrive, None)
+        elif t is M.ASessions:
+            for spec in a.sessions:
+                self.schedule(0.0, self.arrive, spec)
+        if self.draining is None:
+            self.open_done = True
+
+    def open_arrival(self, _):
+        # the next arrival is scheduled before this one's session runs
+        self.open_arrivals += 1
+        if self.draining is not None and self.open_arrivals >= self.draining:
+            self.open_done = True
+        else:
+            gap = R.d_exp(self.arr_rng, 1.0 / self.arrival.rate)
+            nt = self.now + gap
+            if nt <= self.horizon:
+                self.schedule(nt, self.open_arrival, None)
+            elif self.draining is not None:
+                self.open_done = True
+        self.arrive(None)
+
+    def schedule_renewal(self) -> None:
+        car = Carrier(self.arr_rng)
+        try:
+            gap = self.f_gap(car)
+        except Fault as f:
+            self.machine_fault(f, None)
+        if not (gap > 0 and not math.isinf(gap)):
+            self.machine_fault(Fault("R007", f"a renewal gap is {fmt_num(gap)}: a gap is positive and "
+                                             "finite"), None)
+        nt = self.now + gap
+        if nt <= self.horizon:
+            self.schedule(nt, self.renewal_arrival, None)
+        elif self.draining is not None:
+            self.open_done = True
+
+    def renewal_arrival(self, _):
+        self.open_arrivals += 1
+        if self.draining is not None and self.open_arrivals >= self.draining:
+            self.open_done = True
+        else:
+            self.schedule_renewal()
+        self.arrive(None)
+
+    def arrive(self, spec):
+        now = self.now
+        sid = self.n_arrived
+        self.n_arrived += 1
+        if now >= self.warmup:
+            self.arrivals_after += 1
+        self.tick_live(now)
+        self.live += 1
+        sess = Session(sid, now)
+        attrs = [0.0] * len(self.program.attrs)
+        attrs[SERIAL] = float(sid)
+        t = Thread(self, sess, attrs, False)
+        sess.main = t
+        if self.trace is not None:
+            corpus = self.trace
+            if self.program.trace_ordered:
+                sess.trace = corpus[sid % len(corpus)]
+            else:
+                sess.trace = corpus[self.trace_rng.randrange(len(corpus))]
+        try:
+            if self.init_block is not None:
+                self.run_wl_block(t, self.init_block, 0)
+        except Fault as f:
+            raise self.session_error(f, t, None) from None
+        if spec is not None:
+            for slot, v in spec.attrs:
+                attrs[slot] = v
+            if spec.turns is not None:
+                sess.preset = spec.turns
+        if self.claims:
+            self.check_given(t)
+        t.frames = [[self.session_block, 0, F_ROOT, None]]
+        if self.ready:
+            self.make_ready(t)
+        else:
+            # the arrival's last act: nothing else is ready, run it at once
+            t.ready_t = now
+            t.ready_n = 1
+            t.state = S_RUNNING
+            self.run_thread(t)
+
+    def end_session(self, t, loc) -> None:
+        """The session's main line ends (its block's end or `end;`); a leg
+        cannot end its session (validated), so ``t`` is the main thread."""
+        sess = t.sess
+        if sess.legs > 0:
+            raise Fault("R010", f"session {sess.sid} ends while {sess.legs} of its legs "
+                                f"{'runs' if sess.legs == 1 else 'run'}: join them first")
+        self.release_all(t)
+        t.state = S_ENDED
+        self.finish_session(sess)
+
+    def release_all(self, t) -> None:
+        while t.holds:
+            h = t.holds.pop()
+            cval = None
+            if h.st.f_cache is not None:
+                v = h.st.f_cache(t)
+                cval = check_amount(v, "cache") if not (v >= 0) else v
+            for pa in h.allocs:
+                if not pa.released:
+                    self.release_pa(pa, cval, False)
+
+    def finish_session(self, sess, refused: bool = False) -> None:
+        if sess.ended:
+            return
+        sess.ended = True
+        if self.stuck:
+            for key in [k for k in self.stuck if k[0] == sess.sid]:
+                del self.stuck[key]
+        if sess.leases:
+            for pa in list(sess.leases):
+                if not pa.released:
+                    self.end_lease(pa)
+            sess.leases.clear()
+        now = self.now
+        self.tick_live(now)
+        self.live -= 1
+        self.joining.discard(sess)
+        if now >= self.warmup:
+            self.ended_after += 1
+        if self.closed and now <= self.horizon:
+            self.schedule(now, self.arrive, None)
+
+    def kill(self, t) -> None:
+        """End a thread wherever it waits (its session was refused)."""
+        if t.state == S_ENDED:
+            return
+        self.detach(t)
+        self.release_all(t)
+        t.state = S_ENDED
+
+    def leg_end(self, t, refused: bool = False) -> None:
+        sess = t.sess
+        self.release_all(t)
+        t.state = S_ENDED
+        for pa in t.leases:
+            if sess.ended:
+                if not pa.released:
+                    self.end_lease(pa)
+            else:
+                sess.leases.append(pa)
+        t.leases = []
+        sess.legs -= 1
+        if sess.legs == 0 and sess.joiner is not None and not sess.ended:
+            j = sess.joiner
+            sess.joiner = None
+            self.joining.discard(sess)
+            self.make_ready(j)
+
+    def check_deadlock(self) -> None:
+        """The heap is empty before the horizon: sessions waiting only for each
+        other, one at a join, is a hold-and-wait deadlock (§Legs)."""
+        joiners = sorted((s for s in self.joining if s.joiner is not None and s.legs > 0 and not s.ended),
+                         key=lambda s: s.sid)
+        if not joiners:
+            return
+        s = joiners[0]
+        raise RunError("R011", f"hold-and-wait deadlock: session {s.sid} waits at a join for "
+                               f"{s.legs} leg{'s' if s.legs != 1 else ''}, and every live session and leg "
+                               "waits for another with no event left to free it (a finite lease breaks "
+                               f"the cycle) (time {fmt_time(self.now)})",
+                       self.span(_cur_loc(s.main)))
+
+    # -- claims and gauges --------------------------------------------------
+    def agg_fn(self, agg: str, k: int):
+        def f(t):
+            vals = self.all_obs[k] if self.all_obs is not None else []
+            if agg == "Total":
+                return math.fsum(vals)
+            if agg == "Count":
+                return float(len(vals))
+            if agg == "Largest":
+                return max(vals) if vals else 0.0
+            if agg == "Smallest":
+                return min(vals) if vals else 0.0
+            xs = sorted(vals)
+            tot = 0.0
+            run = 0.0
+            for x in xs:
+                run += x
+                tot += run
+            return tot
+        return f
+
+    def check_given(self, t) -> None:
+        for c in self.claims:
+            if c["given"] is None or not c["scope"]:
+                continue
+            v = c["given"](t)
+            if not (v != 0.0 and v == v):
+                c["scope"] = False
+                c["session"] = t.sess.sid
+
+    def check_iteration_claims(self, stage, plan, ntok) -> None:
+        ctx = self.ctx
+        chunk = plan.chunk
+        demand = 0.0
+        for j in stage.residents:
+            if j.mode == MODE_DECODE:
+                demand += min(1.0, j.rem)
+            else:
+                demand += min(j.rem, chunk) if chunk > 0 else j.rem
+        ctx[C_DEMAND] = demand
+        ctx[C_SERVED] = stage.served_total
+        ctx[C_ARRIVED] = float(self.n_arrived)
+        for c in stage.claims_every:
+            if not c["scope"] or c["verdict"] in ("fails", "witnessed"):
+                continue
+            v = c["f"](self.mcar)
+            ok = v != 0.0 and v == v
+            if type(c["decl"].kind) is M.CEvery:
+                if not ok:
+                    c["verdict"] = "fails"
+                    c["time"] = self.now
+            elif ok:
+                c["verdict"] = "witnessed"
+                c["time"] = self.now
+
+    def sample_gauges(self) -> None:
+        now = self.now
+        for i, f in enumerate(self.gauges):
+            v = f(self.mcar)
+            pts = self.gauge_pts[i]
+            if not pts or pts[-1][1] != v:
+                if pts and pts[-1][0] == now:
+                    pts[-1] = (now, v)
+                else:
+                    pts.append((now, v))
+
+    # -- the end -------------------------------------------------------------
+    def finish(self) -> None:
+        end = self.end_time
+        for p in self.pools:
+            p.tick(end)
+        for s in self.stages:
+            s.tick(end)
+        self.tick_live(end)
+        # claims at end
+        for c in self.claims:
+            kind = type(c["decl"].kind)
+            if not c["scope"]:
+                c["verdict"] = "out of scope"
+                continue
+            if kind is M.CAtEnd:
+                if self.live > 0:
+                    c["verdict"] = "not evaluated"
+                else:
+                    v = c["f"](self.mcar)
+                    c["verdict"] = "holds" if (v != 0.0 and v == v) else "fails"
+                    c["time"] = end
+            elif kind is M.CEvery and c["verdict"] is None:
+                c["verdict"] = "holds"
+            elif kind is M.CSome and c["verdict"] is None:
+                c["verdict"] = "not witnessed"
+        # over-cap heads
+        for pool in self.pools:
+            req = pool.head() if pool.nqueued else None
+            if req is None:
+                continue
+            t = req.thread
+            st = req.st
+            for i, pid in enumerate(req.pids):
+                p = self.pools[pid]
+                try:
+                    u = st.f_units[i](t)
+                    r = st.f_res[i](t) if st.f_res[i] is not None else u
+                except Fault:
+                    continue
+                need = round_up(p.block, max(u, r))
+                if need > p.cap:
+                    p.over_cap += 1
+                    p.over_notes.append((t.sess.sid, need))
+
+
+def _cur_loc(t):
+    """The location of the statement a thread last executed or waits at."""
+    if t is None:
+        return None
+    for fr in reversed(t.frames):
+        pc = fr[1] - 1
+        if 0 <= pc < len(fr[0]):
+            return fr[0][pc].loc
+        if fr[2] == F_HOLD:
+            return fr[3].st.loc
+    return None
+
+
+def _last_loc(program, b):
+    blk = program.blocks[b]
+    for loc in reversed(blk.locs):
+        if loc is not None:
+            return loc
+    return None
+
+
+def load_trace(path: str) -> list:
+    """The corpus: per trace session (in the order sessions first appear),
+    its turns in turn order as (new, out, think, forced)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise RunError("R014", f"cannot read the trace {path}: {e.strerror}")
+    if not rows:
+        raise RunError("R014", f"the trace {path} is empty")
+    header = [h.strip() for h in rows[0]]
+    want = ["session", "turn", "new", "out", "think"]
+    if header[:5] != want or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
+        raise RunError("R014", f"the trace {path}: the header must be session,turn,new,out,think[,forced], "
+                               f"not {','.join(header)}")
+    sessions: dict = {}
+    order = []
+    for i, row in enumerate(rows[1:], start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise RunError("R014", f"the trace {path}, row {i}: {len(row)} columns, the header has "
+                                   f"{len(header)}")
+        try:
+            vals = [float(c) for c in row]
+        except ValueError:
+            bad = next(h for h, c in zip(header, row) if not _is_num(c))
+            raise RunError("R014", f"the trace {path}, row {i}, column {bad}: not a number") from None
+        key = vals[0]
+        if key not in sessions:
+            sessions[key] = []
+            order.append(key)
+        forced = vals[5] if len(vals) == 6 else 0.0
+        sessions[key].append((vals[1], (vals[2], vals[3], vals[4], forced)))
+    corpus = []
+    for key in order:
+        turns = sorted(sessions[key], key=lambda x: x[0])
+        corpus.append([x[1] for x in turns])
+    if not corpus:
+        raise RunError("R014", f"the trace {path} has no rows")
+    return corpus
+
+
+def _is_num(c: str) -> bool:
+    try:
+        float(c)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,319 @@
+"""Pools: allocations, the prefix cache, the admission queue and growers.
+
+State of one pool (§Semantics, Configuration):
+
+* ``allocs``: the allocations of its holders, in the order the pool
+  admitted them (a dict keyed by a sequence number, so that removal is
+  O(1) and iteration is admission order); a lease is an allocation too;
+* the cache: entries of units with their release time and release order,
+  per session (``live``: the entry a session's next admission can consume)
+  or dead (the unusable remainder of a partly consumed entry);
+* the admission queue: ``front`` (preempted holds that re-entered at the
+  head, the most recent first) and ``rest`` (the others, in join order);
+* the growers: holds waiting to grow, in the order they stalled.
+
+Invariant (checked by the test hook): ``used + cached <= cap`` and every
+allocation is >= 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..ir import model as M
+
+
+def round_up(b: Optional[float], u: float) -> float:
+    if not b:
+        return u
+    if u <= 0:
+        return 0.0
+    q = math.ceil(u / b - 1e-12)
+    return q * b
+
+
+def round_down(b: Optional[float], u: float) -> float:
+    if not b:
+        return u
+    if u <= 0:
+        return 0.0
+    return math.floor(u / b + 1e-12) * b
+
+
+class Entry:
+    """A cache entry: ``units`` of one session's prefix."""
+
+    __slots__ = ("sess", "units", "last", "seq", "dead", "evicted")
+
+    def __init__(self, sess, units: float, last: float, seq: int, dead: bool = False):
+        self.sess = sess
+        self.units = units
+        self.last = last
+        self.seq = seq
+        self.dead = dead
+        self.evicted = 0.0
+
+
+class PoolAlloc:
+    """One hold's (or lease's) allocation on one pool."""
+
+    __slots__ = ("pool", "hold", "alloc", "pos", "res", "seq", "lease", "lease_evt", "thread",
+                 "released", "cache_fn", "cache_carrier")
+
+    def __init__(self, pool, hold, thread, seq: int):
+        self.pool = pool
+        self.hold = hold
+        self.thread = thread
+        self.alloc = 0.0
+        self.pos = 0.0       # consumed prefix + tokens computed (growing runs, loads)
+        self.res = 0.0       # max(units, reserve) rounded to blocks, for `reserve held`
+        self.seq = seq       # the pool's admission order
+        self.lease = False
+        self.lease_evt = None
+        self.released = False
+        self.cache_fn = None
+        self.cache_carrier = None
+
+
+class HoldInst:
+    """One execution of a hold statement by a thread."""
+
+    __slots__ = ("thread", "st", "allocs", "grown", "adm_seq", "frame_parent", "pc", "pids",
+                 "consumed")
+
+    def __init__(self, thread, st, pids, adm_seq: int):
+        self.thread = thread
+        self.st = st
+        self.pids = pids
+        self.allocs = []      # PoolAlloc per pool of the hold, in the hold's order
+        self.grown = False    # a growing run or a load advanced a position
+        self.adm_seq = adm_seq
+        self.frame_parent = None
+        self.pc = 0
+        self.consumed = 0.0
+
+    def alloc_on(self, pid: int):
+        for pa in self.allocs:
+            if pa.pool.pid == pid and not pa.released:
+                return pa
+        return None
+
+
+class Req:
+    """A hold waiting in a pool's queue."""
+
+    __slots__ = ("thread", "st", "pids", "seq", "t_join", "front", "gen", "parent", "pc")
+
+    def __init__(self, thread, st, pids, seq: int, t_join: float, front: bool, parent, pc: int):
+        self.thread = thread
+        self.st = st
+        self.pids = pids
+        self.seq = seq
+        self.t_join = t_join
+        self.front = front
+        self.parent = parent
+        self.pc = pc
+
+
+class Grower:
+    __slots__ = ("thread", "pa", "need", "st")
+
+    def __init__(self, thread, pa, need, st):
+        self.thread = thread
+        self.pa = pa
+        self.need = need
+        self.st = st
+
+
+class Pool:
+    def __init__(self, sim, pid: int, decl: M.Pool):
+        self.sim = sim
+        self.pid = pid
+        self.decl = decl
+        self.label = sim.program.pool_label(pid)
+        self.cap = decl.cap
+        self.block = decl.block or None
+        self.allocs: dict[int, PoolAlloc] = {}
+        self.used = 0.0
+        self.cached = 0.0
+        self.live: dict[int, Entry] = {}        # session serial -> live entry
+        self.entries: dict[int, Entry] = {}     # release seq -> entry (release order)
+        self.front: list[Req] = []
+        self.rest: list[Req] = []
+        self.nqueued = 0
+        self.growers: list[Grower] = []
+        self.lru = type(decl.evict) is M.EvictLru
+        self.evict_keys = None if self.lru else decl.evict.keys
+        self.preempt_by = type(decl.preempt) is M.PreemptBy
+        self.preempt_keys = decl.preempt.keys if self.preempt_by else ()
+        self.requeue_tail = decl.preempt.tail if self.preempt_by else False
+        self.queue_keys = decl.queue
+        self.admit_via = decl.admit_via
+        self.reserve_held = decl.reserve_held
+        self.memory_of = None   # the step stage whose memory this pool is
+        self.dirty = True
+        # statistics
+        self.acc_used = 0.0
+        self.acc_cached = 0.0
+        self.acc_queue = 0.0
+        self.acc_holders = 0.0
+        self.t_acc = 0.0
+        self.admissions = 0
+        self.wait_sum = 0.0
+        self.wait_n = 0
+        self.evicted_entries = 0
+        self.evicted_units = 0.0
+        self.preemptions = 0
+        self.preemptions_all = 0
+        self.spills = 0
+        self.rejected = 0
+        self.over_cap = 0
+        self.over_notes: list = []
+
+    # -- time averages -------------------------------------------------------
+    def tick(self, now: float) -> None:
+        dt = now - self.t_acc
+        if dt > 0:
+            self.acc_used += self.used * dt
+            self.acc_cached += self.cached * dt
+            self.acc_queue += self.nqueued * dt
+            self.acc_holders += len(self.allocs) * dt
+            self.t_acc = now
+
+    # -- queries ---------------------------------------------------------------
+    def cached_of(self, sess) -> float:
+        if sess is None:
+            return 0.0
+        e = self.live.get(sess.sid)
+        return e.units if e is not None else 0.0
+
+    def outstanding(self, exclude=None) -> float:
+        """Σ max(0, r_i - a_i) over live holds (``reserve held``)."""
+        tot = 0.0
+        for pa in self.allocs.values():
+            if pa is exclude or pa.lease:
+                continue
+            d = pa.res - pa.alloc
+            if d > 0:
+                tot += d
+        return tot
+
+    def fits_admission(self, need: float) -> bool:
+        if self.reserve_held:
+            return self.used + self.outstanding() + need <= self.cap
+        return self.used + need <= self.cap
+
+    def fits_growth(self, need: float, pa) -> bool:
+        if self.reserve_held:
+            return self.used + self.outstanding(exclude=pa) + need <= self.cap
+        return self.used + need <= self.cap
+
+    # -- the queue -------------------------------------------------------------
+    def enqueue(self, req: Req) -> None:
+        self.sim.pool_tick(self)
+        if req.front:
+            self.front.insert(0, req)
+        else:
+            self.rest.append(req)
+        self.nqueued += 1
+        self.dirty = True
+
+    def dequeue(self, req: Req) -> None:
+        self.sim.pool_tick(self)
+        if req.front:
+            self.front.remove(req)
+        else:
+            self.rest.remove(req)
+        self.nqueued -= 1
+
+    def head(self) -> Optional[Req]:
+        if self.front:
+            return self.front[0]
+        if not self.rest:
+            return None
+        if self.queue_keys is None:
+            return self.rest[0]
+        return self.sim.select_by_keys(self)
+
+    # -- the cache -------------------------------------------------------------
+    def add_entry(self, sess, units: float, now: float) -> None:
+        """Cache ``units`` as the session's live entry (replacing the one it
+        had)."""
+        old = self.live.pop(sess.sid, None)
+        if old is not None:
+            del self.entries[old.seq]
+            self.cached -= old.units
+        seq = self.sim.next_release()
+        e = Entry(sess, units, now, seq)
+        self.entries[seq] = e
+        self.live[sess.sid] = e
+        self.cached += units
+
+    def consume(self, sess, reuse: Optional[float]) -> float:
+        """On admission of a hold with a cache clause: consume at most
+        ``reuse`` (rounded down to blocks) of the session's live entry; the
+        rest stays as a dead entry with the same age and release order."""
+        e = self.live.pop(sess.sid, None)
+        if e is None:
+            return 0.0
+        own = e.units
+        if reuse is None:
+            keep = own
+        else:
+            keep = round_down(self.block, min(reuse, own))
+        dead = own - keep
+        self.cached -= keep
+        if dead > 0:
+            e.units = dead
+            e.dead = True
+        else:
+            del self.entries[e.seq]
+        return keep
+
+    def drop(self, sess) -> None:
+        e = self.live.pop(sess.sid, None)
+        if e is not None:
+            del self.entries[e.seq]
+            self.cached -= e.units
+
+    def make_room(self, need: float) -> None:
+        """Evict, per entry or per block from an entry's tail, in the pool's
+        order, until ``used + cached + need <= cap`` (or the cache is empty)."""
+        if self.used + self.cached + need <= self.cap or not self.entries:
+            return
+        self.sim.pool_tick(self)
+        sim = self.sim
+        spill = self.decl.spill
+        touched = [] if spill is not None else None
+        b = self.block
+        while self.used + self.cached + need > self.cap and self.entries:
+            if self.lru:
+                # release time is nondecreasing in release order, so the
+                # entries dict (release order) is already the LRU order
+                e = next(iter(self.entries.values()))
+            else:
+                e = sim.evict_choice(self)
+            rm = min(b, e.units) if b else e.units
+            e.units -= rm
+            self.cached -= rm
+            e.evicted += rm
+            if sim.now >= sim.warmup:
+                self.evicted_units += rm
+            if touched is not None and e not in touched:
+                touched.append(e)
+            if e.units <= 1e-12:
+                self.cached -= e.units
+                del self.entries[e.seq]
+                if not e.dead and self.live.get(e.sess.sid) is e:
+                    del self.live[e.sess.sid]
+                if sim.now >= sim.warmup:
+                    self.evicted_entries += 1
+        if self.cached < 1e-9:
+            self.cached = 0.0
+        if touched:
+            for e in touched:
+                sim.maybe_spill(self, e, e.evicted)
+                e.evicted = 0.0
+        elif touched is None:
+            pass

@@ -1,0 +1,101 @@
+"""Sample statistics: the mean with a batch-means confidence interval, the
+squared coefficient of variation and the 99th percentile.
+
+Confidence interval (observations and the client section): the samples, in
+the order they were recorded, are cut into 20 contiguous batches of equal
+size (the first ``n mod 20`` samples are left out so the batches are equal);
+the half-width is ``t(0.975, 19) * sd(batch means) / sqrt(20)``.  Below 40
+samples the interval is NaN.  Gauges use 20 equal windows of time over
+[warmup, end] instead, each window's time average a batch mean.
+
+``cv2`` is the sample variance (n - 1) over the squared mean (NaN with fewer
+than two samples or a zero mean); ``p99`` interpolates linearly between the
+order statistics (numpy's default rule).
+"""
+
+from __future__ import annotations
+
+import math
+
+BATCHES = 20
+T_975_19 = 2.093024054408263
+MIN_CI_SAMPLES = 40
+
+NAN = math.nan
+
+
+def summary(values: list) -> dict:
+    n = len(values)
+    if n == 0:
+        return {"count": 0, "mean": NAN, "ci": NAN, "cv2": NAN, "p99": NAN}
+    total = math.fsum(values)
+    mean = total / n
+    if n >= 2:
+        var = math.fsum((v - mean) * (v - mean) for v in values) / (n - 1)
+        cv2 = var / (mean * mean) if mean != 0 else NAN
+    else:
+        cv2 = NAN
+    return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": percentile(values, 0.99)}
+
+
+def batch_ci(values: list) -> float:
+    n = len(values)
+    if n < MIN_CI_SAMPLES:
+        return NAN
+    size = n // BATCHES
+    start = n - size * BATCHES
+    means = [math.fsum(values[start + k * size:start + (k + 1) * size]) / size for k in range(BATCHES)]
+    return ci_of_means(means)
+
+
+def ci_of_means(means: list) -> float:
+    k = len(means)
+    if k < 2 or any(m != m for m in means):
+        return NAN
+    mu = math.fsum(means) / k
+    var = math.fsum((m - mu) * (m - mu) for m in means) / (k - 1)
+    return T_975_19 * math.sqrt(var / k)
+
+
+def percentile(values: list, q: float) -> float:
+    xs = sorted(values)
+    n = len(xs)
+    if n == 0:
+        return NAN
+    h = (n - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, n - 1)
+    return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+
+
+def time_windows(points: list, t0: float, t1: float, windows: int = BATCHES):
+    """Time average, windowed batch-means CI, least and greatest value held
+    for a positive time, of a step function given by its change points
+    ``[(time, value), …]`` (the value holds from its time to the next)."""
+    if t1 <= t0 or not points:
+        return NAN, NAN, NAN, NAN
+    width = (t1 - t0) / windows
+    edges = [t0 + k * width for k in range(windows)] + [t1]
+    areas = [0.0] * windows
+    total = 0.0
+    lo = math.inf
+    hi = -math.inf
+    for i, (t, v) in enumerate(points):
+        end = points[i + 1][0] if i + 1 < len(points) else t1
+        a = max(t, t0)
+        b = min(end, t1)
+        if b <= a:
+            continue
+        lo = min(lo, v)
+        hi = max(hi, v)
+        total += v * (b - a)
+        k = min(int((a - t0) / width), windows - 1) if width > 0 else 0
+        while a < b and k < windows:
+            seg_end = min(b, edges[k + 1])
+            if seg_end > a:
+                areas[k] += v * (seg_end - a)
+            a = seg_end
+            k += 1
+    mean = total / (t1 - t0)
+    means = [areas[k] / (edges[k + 1] - edges[k]) for k in range(windows)]
+    return mean, ci_of_means(means), lo, hi

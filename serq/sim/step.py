@@ -1,0 +1,560 @@
+"""Step stages: engines that run iterations (continuous batching).
+
+An iteration attempt, when the stage is idle and has residents or a waiting
+queue it admits (§Engines, §The iteration as a program):
+
+1. the budget (``tokens cap``) and the chunk (``each at most``) are read
+   from the residents as they stand;
+2. the schedule runs: the default procedure is ``advance running; admit
+   waiting while (running.preempted == 0)``, an ``iteration`` body is run
+   statement by statement, ``exclusive prefill`` is its own procedure;
+3. an attempt that scheduled no token and preempted nobody is not an
+   iteration: its register sets are undone unless it admitted someone, and
+   the stage waits for the next event;
+4. otherwise the iteration lasts ``execute``'s cost of the batch; its tokens
+   are applied when it ends.
+
+Serving one request: one token to a decode, up to the chunk (and the
+granule) to a prefill, never more than the budget left; a ``growing`` run
+first grows its hold to the position it will reach, preempting per the
+pool's rule; a victim the iteration already served leaves the batch and its
+tokens return to the budget; a grower that preempts itself ends the
+iteration's serving.
+
+Admission (``admit waiting``): the heads of the queues of the pools this
+stage admits, tried in declaration order, one at a time while budget is left;
+the first head that does not fit stops the iteration's admissions; each
+newcomer runs its commands at once, and if it reaches its run on this engine
+it is served in the same iteration with the budget left.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+from ..ir import model as M
+from .compile import CTX, check_guard
+from .errors import Fault, fmt_num
+from .stages import MODE_DECODE, MODE_PREFILL, Stage
+
+C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
+C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
+C_DECODING, C_ADMISSION, C_REMAINING = CTX["Decoding"], CTX["Admission"], CTX["Remaining"]
+C_ADMITTED, C_PREEMPTED = CTX["Admitted"], CTX["Preempted"]
+C_DEMAND, C_SERVED, C_ARRIVED = CTX["Demand"], CTX["Served"], CTX["Arrived"]
+
+GROW_OK, GROW_SELF, GROW_STALL = 0, 1, 2
+
+I_SERVE, I_ADMIT, I_BRANCH, I_SET = 0, 1, 2, 3
+
+
+class Plan:
+    __slots__ = ("budget", "left", "chunk", "batch", "pre0", "admitted", "no_admit", "ended",
+                 "it", "full")
+
+    def __init__(self, budget, chunk, pre0, it):
+        self.budget = budget
+        self.left = budget
+        self.chunk = chunk
+        self.batch = []
+        self.pre0 = pre0
+        self.admitted = 0
+        self.no_admit = False
+        self.ended = False      # a grower preempted itself: no more serving
+        self.it = it
+        self.full = False       # exclusive prefill: headers see the full budget
+
+
+def _order_key(j):
+    return (j.order, j.seq)
+
+
+class StepStage(Stage):
+    kind = "step"
+    is_step = True
+
+    def __init__(self, sim, sid, decl, comp):
+        super().__init__(sim, sid, decl)
+        k = decl.kind
+        self.f_budget = comp.expr(k.budget)
+        self.f_chunk = comp.expr(k.chunk)
+        self.f_cost = comp.expr(k.cost)
+        self.exclusive = type(k.serve) is M.ServeExclusivePrefill
+        keys = k.serve.keys if type(k.serve) is M.ServeBy else ()
+        self.serve_keys = [comp.expr(x) for x in keys]
+        self.granule = k.granule
+        self.memory = None if k.memory is None else sim.pools[k.memory]
+        self.mem_pid = k.memory
+        self.residents = []
+        self.iterating = False
+        self.plan = None
+        self.planning = False
+        self.fail_evt = -1
+        self.last_failed = False
+        self.it = 0
+        self.served_total = 0.0
+        self.batch = []
+        self.batch_cost = 0.0
+        self.admit_pools = []
+        self.regs = [i for i, r in enumerate(sim.program.registers) if r.stage == sid]
+        if k.iteration is None:
+            self.items = None
+        else:
+            self.items = self._items(k.iteration, comp)
+        needs = set()
+        for e in [k.budget, k.chunk, k.cost] + list(keys):
+            for x in _walk_ctx(e):
+                needs.add(x)
+        self.need_res_ctx = bool(needs & {"Nres", "Ndec", "Kvb", "Kvp"}) or self.items is not None
+        self.need_kv = bool(needs & {"Kvb", "Kvp"}) or self.items is not None
+        self.need_attn = "Attn" in needs
+        self.claims_every = []
+
+    def _items(self, body, comp):
+        out = []
+        for it in body:
+            t = type(it)
+            if t is M.IServe:
+                out.append((I_SERVE, None if it.only is None else comp.expr(it.only),
+                            None if it.by is None else [comp.expr(x) for x in it.by]))
+            elif t is M.IAdmit:
+                out.append((I_ADMIT, None if it.only is None else comp.expr(it.only),
+                            None if it.gate is None else comp.expr(it.gate)))
+            elif t is M.IBranch:
+                out.append((I_BRANCH, comp.expr(it.guard), self._items(it.then, comp),
+                            self._items(it.other, comp)))
+            elif t is M.ISet:
+                out.append((I_SET, it.register, comp.expr(it.expr)))
+        return out
+
+    # -- what the stage reports ---------------------------------------------
+    def busy_level(self) -> float:
+        return 1.0 if self.iterating else 0.0
+
+    def busy(self) -> int:
+        return len(self.batch) if self.iterating else 0
+
+    def work(self) -> float:
+        return sum(j.rem for j in self.residents)
+
+    def has_work(self) -> bool:
+        if self.residents:
+            return True
+        for p in self.admit_pools:
+            if p.nqueued:
+                return True
+        return False
+
+    # -- residents -----------------------------------------------------------
+    def arrive(self, job) -> None:
+        now = self.sim.now
+        self.tick(now)
+        self.n += 1
+        self.arr_all += 1
+        self.started_all += 1
+        job.t_start = now
+        job.served_it = -1
+        job.stalled = False
+        job.plan_n = 0.0
+        bisect.insort(self.residents, job, key=_order_key)
+
+    def remove(self, job) -> None:
+        """A resident leaves without finishing (preemption, a refused session)."""
+        self.tick(self.sim.now)
+        job.alive = False
+        self.n -= 1
+        self.residents.remove(job)
+        plan = self.plan
+        if self.planning and plan is not None and job.served_it == plan.it:
+            if job in plan.batch:
+                plan.batch.remove(job)
+                plan.left += job.plan_n
+            job.served_it = -1
+
+    def mem_alloc(self, thread) -> float:
+        pid = self.mem_pid
+        if pid is None:
+            return 0.0
+        tot = 0.0
+        for h in thread.holds:
+            for pa in h.allocs:
+                if pa.pool.pid == pid and not pa.released:
+                    tot += pa.alloc
+        return tot
+
+    def set_res_ctx(self) -> None:
+        ctx = self.sim.ctx
+        res = self.residents
+        ctx[C_NRES] = float(len(res))
+        nd = 0
+        kvb = kvp = 0.0
+        need_kv = self.need_kv
+        for j in res:
+            if j.mode == MODE_DECODE:
+                nd += 1
+                if need_kv:
+                    kvb += self.mem_alloc(j.thread)
+            elif need_kv:
+                kvp += self.mem_alloc(j.thread)
+        ctx[C_NDEC] = float(nd)
+        ctx[C_KVB] = kvb
+        ctx[C_KVP] = kvp
+
+    def set_plan_ctx(self, plan) -> None:
+        self.set_res_ctx()
+        ctx = self.sim.ctx
+        ntok = npre = 0.0
+        for j in plan.batch:
+            ntok += j.plan_n
+            if j.mode == MODE_PREFILL:
+                npre += j.plan_n
+        ctx[C_NTOK] = ntok
+        ctx[C_NPRE] = npre
+        ctx[C_ADMITTED] = float(plan.admitted)
+        ctx[C_PREEMPTED] = float(self.sim.npreempt - plan.pre0)
+
+    # -- budget_left ---------------------------------------------------------
+    def budget_left_query(self) -> float:
+        plan = self.plan
+        if self.planning and plan is not None:
+            # what the request being admitted can take now: the budget the
+            # iteration has left (all of it when an exclusive prefill takes
+            # the batch over), within the iteration's chunk ("each at most")
+            left = plan.budget if plan.full else plan.left
+            ch = plan.chunk
+            return ch if 0 < ch < left else left
+        # outside an iteration: plan the next one (read-only, on a copy of
+        # the context the caller is evaluating in)
+        sim = self.sim
+        saved = list(sim.ctx)
+        try:
+            self.set_res_ctx()
+            budget = self.f_budget(sim.mcar)
+            chunk = self.f_chunk(sim.mcar)
+        finally:
+            sim.ctx[:] = saved
+        if not (chunk > 0):
+            chunk = math.inf
+        demand = 0.0
+        for j in self.residents:
+            if j.mode == MODE_DECODE:
+                demand += min(1.0, j.rem)
+            else:
+                demand += min(j.rem, chunk)
+        left = budget - demand
+        return left if left > 0 else 0.0
+
+    # -- an attempt ----------------------------------------------------------
+    def attempt(self) -> bool:
+        sim = self.sim
+        ctx = sim.ctx
+        self.it += 1
+        try:
+            self.set_res_ctx()
+            budget = self.f_budget(sim.mcar)
+            chunk = self.f_chunk(sim.mcar)
+        except Fault as f:
+            sim.machine_fault(f, self.decl.loc)
+        if budget != budget:
+            sim.machine_fault(Fault("R006", f"the tokens cap of engine `{self.label}` is NaN"), self.decl.loc)
+        if chunk != chunk:
+            sim.machine_fault(Fault("R006", f"the chunk of engine `{self.label}` is NaN"), self.decl.loc)
+        if budget < 0:
+            budget = 0.0
+        if not (chunk > 0):
+            chunk = 0.0
+        plan = Plan(budget, chunk, sim.npreempt, self.it)
+        saved_regs = [sim.regs[r] for r in self.regs] if self.regs else None
+        self.plan = plan
+        self.planning = True
+        try:
+            if self.exclusive:
+                self._exclusive(plan)
+            elif self.items is None:
+                self._serve(plan, None, None)
+                self._admit(plan, None, None, True)
+            else:
+                self._exec(plan, self.items)
+        except Fault as f:
+            self.planning = False
+            self.plan = None
+            sim.machine_fault(f, self.decl.loc)
+        self.planning = False
+        batch = plan.batch
+        preempted = sim.npreempt - plan.pre0
+        if not batch and not preempted:
+            self.plan = None
+            if saved_regs is not None and not plan.admitted:
+                for r, v in zip(self.regs, saved_regs):
+                    sim.regs[r] = v
+            self.fail_evt = sim.nevents
+            self.last_failed = True
+            return False
+        self.last_failed = False
+        # the batch, as `execute` reads it
+        ntok = npre = 0.0
+        ndec = 0
+        kvb = kvp = attn = 0.0
+        need_kv = self.need_kv or bool(self.claims_every)
+        for j in batch:
+            n = j.plan_n
+            ntok += n
+            if j.mode == MODE_DECODE:
+                ndec += 1
+                if need_kv:
+                    kvb += self.mem_alloc(j.thread)
+            else:
+                if j.mode == MODE_PREFILL:
+                    npre += n
+                if need_kv:
+                    kvp += self.mem_alloc(j.thread)
+                if self.need_attn or self.claims_every:
+                    k0 = j.pa.pos if j.pa is not None else j.work - j.rem
+                    attn += n * (k0 + n / 2.0)
+        ctx[C_NRES] = float(len(self.residents))
+        ctx[C_NDEC] = float(ndec)
+        ctx[C_KVB] = kvb
+        ctx[C_KVP] = kvp
+        ctx[C_NTOK] = ntok
+        ctx[C_NPRE] = npre
+        ctx[C_ATTN] = attn
+        try:
+            cost = self.f_cost(sim.mcar)
+        except Fault as f:
+            sim.machine_fault(f, self.decl.loc)
+        if not (cost >= 0):
+            sim.machine_fault(Fault("R006", f"engine `{self.label}`: the iteration's cost is {fmt_num(cost)}: "
+                                            "a time is not negative and not NaN"), self.decl.loc)
+        if cost == 0 and ntok > 0:
+            sim.machine_fault(Fault("R006", f"engine `{self.label}`: an iteration that schedules "
+                                            f"{fmt_num(ntok)} tokens costs 0; an iteration lasts a "
+                                            "positive time"), self.decl.loc)
+        if self.claims_every:
+            sim.check_iteration_claims(self, plan, ntok)
+        now = sim.now
+        self.tick(now)
+        self.iterating = True
+        self.batch = batch
+        self.plan = None
+        if now >= sim.warmup:
+            self.iterations += 1
+        sim.schedule(now + cost, self._end, batch)
+        return True
+
+    # -- the procedures ------------------------------------------------------
+    def _serve(self, plan, only, keys) -> None:
+        if plan.ended:
+            return
+        sim = self.sim
+        keys = keys if keys is not None else self.serve_keys
+        if keys:
+            self.set_res_ctx()
+            ctx = sim.ctx
+            scored = []
+            for j in self.residents:
+                ctx[C_DECODING] = 1.0 if j.mode == MODE_DECODE else 0.0
+                ctx[C_ADMISSION] = float(j.order)
+                ctx[C_REMAINING] = j.rem
+                scored.append((tuple(f(j.thread) for f in keys), j.order, j.seq, j))
+            scored.sort(key=lambda x: x[:3])
+            order = [x[3] for x in scored]
+        else:
+            order = list(self.residents)
+        it = plan.it
+        for j in order:
+            if plan.ended or plan.left <= 0:
+                break
+            if not j.alive or j.served_it == it:
+                continue
+            if only is not None and not self._only(only, j):
+                continue
+            self.serve(j, plan)
+
+    def _only(self, only, j) -> bool:
+        self.set_res_ctx()
+        ctx = self.sim.ctx
+        ctx[C_DECODING] = 1.0 if j.mode == MODE_DECODE else 0.0
+        ctx[C_ADMISSION] = float(j.order)
+        ctx[C_REMAINING] = j.rem
+        v = only(j.thread)
+        return v != 0.0 and v == v
+
+    def serve(self, j, plan) -> float:
+        rem = j.rem
+        if j.mode == MODE_DECODE:
+            want = 1.0 if rem >= 1.0 else rem
+            if want > plan.left:
+                want = plan.left
+        else:
+            want = rem if rem <= plan.left else plan.left
+            ch = plan.chunk
+            if ch > 0 and want > ch:
+                want = ch
+            g = self.granule
+            if g is not None and want < rem:
+                want = 0.0 if math.isinf(g) else math.floor(want / g + 1e-9) * g
+                if want <= 0:
+                    plan.no_admit = True
+                    return 0.0
+        if want <= 0:
+            return 0.0
+        pa = j.pa
+        if pa is not None and not pa.released:
+            target = pa.pos + want
+            if target > pa.alloc:
+                r = self.sim.grow_to(pa, target, j.thread)
+                if r == GROW_SELF:
+                    plan.ended = True
+                    return 0.0
+                if r == GROW_STALL:
+                    j.stalled = True
+                    return 0.0
+                if not j.alive:
+                    return 0.0
+        j.stalled = False
+        j.plan_n = want
+        j.served_it = plan.it
+        plan.batch.append(j)
+        plan.left -= want
+        return want
+
+    def _admit(self, plan, only, gate, nopreempt) -> None:
+        sim = self.sim
+        while True:
+            if plan.no_admit:
+                return
+            if nopreempt and sim.npreempt != plan.pre0:
+                return
+            if gate is not None:
+                self.set_plan_ctx(plan)
+                if not check_guard(gate(sim.mcar)):
+                    return
+            if plan.left <= 0:
+                return
+            t = self.admit_one(plan)
+            if t is None:
+                return
+            plan.admitted += 1
+            j = t.job
+            if j is None or j.stage is not self or not j.alive or j.served_it == plan.it:
+                continue
+            if only is not None and not self._only(only, j):
+                continue
+            self.serve(j, plan)
+
+    def admit_one(self, plan):
+        """Admit the head of the first non-empty queue this stage admits;
+        run its commands at once.  None when nothing was admitted."""
+        sim = self.sim
+        for pool in self.admit_pools:
+            if not pool.nqueued:
+                continue
+            req = pool.head()
+            vals = sim.fits_req(req)
+            if vals is None:
+                plan.no_admit = True
+                return None
+            t = req.thread
+            sim.admit(req, vals)
+            sim.run_now(t)
+            return t
+        return None
+
+    def _exec(self, plan, items) -> None:
+        sim = self.sim
+        for item in items:
+            kind = item[0]
+            if kind == I_SERVE:
+                self._serve(plan, item[1], item[2])
+            elif kind == I_ADMIT:
+                self._admit(plan, item[1], item[2], False)
+            elif kind == I_BRANCH:
+                self.set_plan_ctx(plan)
+                if check_guard(item[1](sim.mcar)):
+                    self._exec(plan, item[2])
+                else:
+                    self._exec(plan, item[3])
+            else:
+                self.set_plan_ctx(plan)
+                sim.regs[item[1]] = item[2](sim.mcar)
+
+    def _exclusive(self, plan) -> None:
+        """One prefill alone, or a decode-only batch (§Engines)."""
+        sim = self.sim
+        for j in list(self.residents):
+            if j.alive and j.mode != MODE_DECODE:
+                self.serve(j, plan)
+                plan.no_admit = True
+                return
+        for j in list(self.residents):
+            if plan.ended or plan.left <= 0:
+                break
+            if j.alive and j.served_it != plan.it:
+                self.serve(j, plan)
+        while not plan.no_admit and sim.npreempt == plan.pre0 and plan.left > 0:
+            plan.full = True
+            try:
+                t = self.admit_one(plan)
+            finally:
+                plan.full = False
+            if t is None:
+                return
+            plan.admitted += 1
+            j = t.job
+            if j is None or j.stage is not self or not j.alive:
+                continue
+            if j.mode != MODE_DECODE:
+                # a waiting prefill that fits takes over the batch
+                for d in plan.batch:
+                    d.served_it = -1
+                plan.batch = []
+                plan.left = plan.budget
+                self.serve(j, plan)
+                plan.no_admit = True
+                return
+            self.serve(j, plan)
+
+    # -- the end of an iteration ---------------------------------------------
+    def _end(self, batch):
+        sim = self.sim
+        now = sim.now
+        self.tick(now)
+        self.iterating = False
+        self.batch = []
+        served = 0.0
+        done_any = False
+        for j in batch:
+            if not j.alive:
+                continue
+            n = j.plan_n
+            served += n
+            j.rem -= n
+            if j.rem < 1e-9:
+                j.rem = 0.0
+                done_any = True
+            pa = j.pa
+            if pa is not None and not pa.released:
+                pa.pos += n
+                pa.hold.grown = True
+            if j.mode == MODE_DECODE:
+                sim.client_decode(j.thread, n)
+        self.served_total += served
+        if done_any:
+            for j in [j for j in self.residents if j.rem == 0.0]:
+                self.residents.remove(j)
+                self.n -= 1
+                j.alive = False
+                if now >= sim.warmup:
+                    self.completed += 1
+                    self.serv_sum += now - j.t_arr
+                if j.mode == MODE_PREFILL:
+                    sim.client_prefill_end(j.thread)
+                sim.job_done(j)
+
+
+def _walk_ctx(e):
+    from ..ir.expr import walk
+    for x in walk(e):
+        if type(x) is M.ECtx:
+            yield x.var
