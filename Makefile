@@ -27,10 +27,12 @@ test: install
 # Every example links; every committed generated file is current.
 check: install
 	$(BIN)/python tools/check.py
+	$(BIN)/python tools/draw_check.py
 
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
 	$(BIN)/python tools/check.py --write-golden
+	$(BIN)/python tools/draw_check.py --write
 
 bench: install
 	$(BIN)/python bench/bench.py

@@ -194,9 +194,6 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, as_json, dump, claim
         sys.exit(1)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
 
 @main.command()
 @_file
@@ -227,14 +224,133 @@ def oracle():
 def scenario_program(path: str):
     """`examples/oracle/vllm_request.sq` compiled for a scenario: its engine as
     inputs, its requests as explicit sessions."""
+    from .oracle import scenario as S
+    s = S.load(path)
+    return s, program_for_scenario(s)
+
+
+def program_for_scenario(s: dict):
     from .ir import validate
     from .link import compile_file
     from .oracle import scenario as S
-    s = S.load(path)
-    p = compile_file(S.PROGRAM, sets=S.inputs(s), horizon=S.horizon(s))
+    p = compile_file(_relroot(os.path.join(_root(), S.PROGRAM)), sets=S.inputs(s), horizon=S.horizon(s))
     p = S.with_sessions(p, s)
     validate(p)
-    return s, p
+    return p
+
+
+def _root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _relroot(path: str) -> str:
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else path
+
+
+def _oracle_json(out: dict) -> str:
+    """The harness's layout: one top-level key per line."""
+    keys = [k for k in ("first", "done", "preemptions", "steps", "requests") if k in out]
+    if "requests" in out:
+        rows = ",\n".join("  " + json.dumps(r) for r in out["requests"])
+        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + "}"
+    return "{" + ",\n".join(json.dumps(k) + ": " + json.dumps(out[k]) for k in keys) + "}"
+
+
+@oracle.command(name="run")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+def oracle_run(scenario):
+    """Run the oracle program on SCENARIO.json; print what the harness prints."""
+    from .oracle import outcome as O
+    from .sim import simulate
+    _, p = scenario_program(scenario)
+    click.echo(_oracle_json(O.scenario_outcome(simulate(p), p)))
+
+
+@oracle.command(name="diff")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+def oracle_diff(scenario):
+    """Run SCENARIO.json through serQ and vLLM's real scheduler; print the first
+    step where they disagree (what each scheduled, admitted, preempted) or `agree`."""
+    import time
+    from .oracle import divergence as D, outcome as O
+    from .oracle.vllm import run_once
+    from .sim import simulate
+    t0 = time.perf_counter()
+    s, p = scenario_program(scenario)
+    rep = simulate(p, step_log=True)
+    ours = O.scenario_outcome(rep, p)
+    t_ours = time.perf_counter() - t0
+    theirs, t_vllm = run_once(scenario, steps=True)
+    text = D.report(D.ours_by_step(rep.step_log, s["block_size"]), D.theirs_by_step(theirs["log"]))
+    fields = O.diff(ours, theirs)
+    if text == "agree" and fields:
+        text = "the steps agree but the outcomes differ"
+    click.echo(text)
+    for f in fields:
+        click.echo(f"  {f}")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
+               f"(process, vLLM import included): {t_vllm / t_ours:.0f}x")
+    sys.exit(0 if text == "agree" and not fields else 1)
+
+
+@oracle.command(name="fuzz")
+@click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
+              help="random scenarios to run")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
+              show_default=True, help="where a shrunk disagreement is written")
+def oracle_fuzz(n, seed, out_dir):
+    """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
+    shrunk to a minimal scenario and written with its first divergence."""
+    import random
+    import time
+    from .oracle import divergence as D, fuzz as F, outcome as O
+    from .oracle.vllm import Harness
+    from .sim import simulate
+
+    def ours(s, log=False):
+        p = program_for_scenario(s)
+        rep = simulate(p, step_log=log)
+        return O.scenario_outcome(rep, p), rep
+
+    found = 0
+    t_ours = t_vllm = 0.0
+    t0 = time.perf_counter()
+    with Harness() as h:
+        def disagrees(s):
+            return bool(O.diff(ours(s)[0], h.ask(s)))
+        for i in range(n):
+            s = F.generate(random.Random(f"{seed}:{i}"), i)
+            a = time.perf_counter()
+            mine = ours(s)[0]
+            b = time.perf_counter()
+            theirs = h.ask(s)
+            c = time.perf_counter()
+            t_ours += b - a
+            t_vllm += c - b if i else 0.0
+            d = O.diff(mine, theirs)
+            if d:
+                found += 1
+                small = F.shrink(s, disagrees)
+                os.makedirs(out_dir, exist_ok=True)
+                name = os.path.join(out_dir, f"s{seed}_{i:05d}")
+                with open(name + ".json", "w", encoding="utf-8") as f:
+                    f.write(json.dumps(small, sort_keys=True) + "\n")
+                with Harness(steps=True) as hs:
+                    their_log = hs.ask(small)["log"]
+                rep = ours(small, log=True)[1]
+                text = D.report(D.ours_by_step(rep.step_log, small["block_size"]), D.theirs_by_step(their_log))
+                with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+                    f.write(text + "\n" + "\n".join(O.diff(ours(small)[0], h.ask(small))) + "\n")
+                click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+            if (i + 1) % 100 == 0:
+                click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
+    wall = time.perf_counter() - t0
+    click.echo(f"fuzz: {n} scenarios (seed {seed}), {found} disagreed; {n / wall:.1f} scenarios/s "
+               f"(serQ {1000 * t_ours / n:.1f} ms per scenario, vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
+               f"after a {h.startup:.1f} s start)")
+    sys.exit(1 if found else 0)
 
 
 @oracle.command(name="ir")
@@ -252,10 +368,21 @@ def trace_program(path: str):
     from .link import compile_file
     from .oracle import replay as R
     t = R.load(path)
-    p = compile_file(R.PROGRAM, sets=R.inputs(t), horizon=R.horizon(t))
+    p = compile_file(_relroot(os.path.join(_root(), R.PROGRAM)), sets=R.inputs(t), horizon=R.horizon(t))
     p = R.with_sessions(p, t)
     validate(p)
     return t, p
+
+
+@oracle.command(name="replay")
+@click.argument("trace", type=click.Path(dir_okay=False))
+def oracle_replay(trace):
+    """Replay a prefix-cache TRACE.json with examples/replay/vllm_replay.sq on the step
+    clock; print what tools/oracle/vllm_replay_oracle.py prints."""
+    from .oracle import outcome as O
+    from .sim import simulate
+    _, p = trace_program(trace)
+    click.echo(_oracle_json(O.trace_outcome(simulate(p), p)))
 
 
 @oracle.command(name="replay-ir")
@@ -265,3 +392,7 @@ def oracle_replay_ir(trace):
     from .ir import dumps
     _, p = trace_program(trace)
     click.echo(dumps(p), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -24,14 +24,19 @@ from .report import Report
 __all__ = ["simulate", "Report", "RunError"]
 
 
-def simulate(program: _M.Program, *, progress: bool = False, check_hook=None) -> Report:
+def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
+             step_log: bool = False) -> Report:
     """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
     execution settings) and return its report.
 
     ``progress``: a progress line on stderr, only when stderr is a terminal.
     ``check_hook``: called with the machine after every event has settled
-    (for tests: invariants such as ``used + cached <= cap``)."""
+    (for tests: invariants such as ``used + cached <= cap``).
+    ``step_log``: keep one record per engine iteration in ``Report.step_log``
+    (``{stage, time, tokens: {session: n}, admitted, preempted, free}``)."""
     from .machine import Sim
-    sim = Sim(program, progress=progress, check_hook=check_hook)
+    sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log)
     sim.run()
-    return Report(sim)
+    report = Report(sim)
+    report.step_log = sim.step_log
+    return report

@@ -183,8 +183,12 @@ class EntryCarrier:
 class Sim:
     CTX_PRESENT = C_PRESENT
 
-    def __init__(self, program: M.Program, progress: bool = False, check_hook=None):
+    def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
+                 step_log: bool = False):
         self.program = program
+        # opt-in: one record per engine iteration (serq oracle diff)
+        self.step_log = [] if step_log else None
+        self.preempt_log = []
         self.seed = program.seed
         self.horizon = program.horizon
         self.warmup = program.warmup
@@ -1259,6 +1263,8 @@ class Sim:
         t = hold.thread
         now = self.now
         self.npreempt += 1
+        if self.step_log is not None:
+            self.preempt_log.append(t.sess.sid)
         pool.preemptions_all += 1
         if now >= self.warmup:
             pool.preemptions += 1

@@ -51,7 +51,7 @@ I_SERVE, I_ADMIT, I_BRANCH, I_SET = 0, 1, 2, 3
 
 class Plan:
     __slots__ = ("budget", "left", "chunk", "batch", "pre0", "admitted", "no_admit", "ended",
-                 "it", "full")
+                 "it", "full", "admitted_sids")
 
     def __init__(self, budget, chunk, pre0, it):
         self.budget = budget
@@ -265,6 +265,9 @@ class StepStage(Stage):
         if not (chunk > 0):
             chunk = 0.0
         plan = Plan(budget, chunk, sim.npreempt, self.it)
+        if sim.step_log is not None:
+            log_pre0 = len(sim.preempt_log)
+            plan.admitted_sids = []
         saved_regs = [sim.regs[r] for r in self.regs] if self.regs else None
         self.plan = plan
         self.planning = True
@@ -332,6 +335,12 @@ class StepStage(Stage):
                                             "positive time"), self.decl.loc)
         if self.claims_every:
             sim.check_iteration_claims(self, plan, ntok)
+        if sim.step_log is not None:
+            sim.step_log.append({
+                "stage": self.label, "time": sim.now,
+                "tokens": {j.thread.sess.sid: j.plan_n for j in batch},
+                "admitted": plan.admitted_sids, "preempted": sim.preempt_log[log_pre0:],
+                "free": None if self.memory is None else self.memory.cap - self.memory.used})
         now = sim.now
         self.tick(now)
         self.iterating = True
@@ -457,6 +466,8 @@ class StepStage(Stage):
                 return None
             t = req.thread
             sim.admit(req, vals)
+            if sim.step_log is not None:
+                plan.admitted_sids.append(t.sess.sid)
             sim.run_now(t)
             return t
         return None

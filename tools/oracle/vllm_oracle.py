@@ -154,12 +154,15 @@ def main(argv=None) -> int:
     ap.add_argument("scenario", nargs="?", help="scenario JSON file")
     ap.add_argument("--batch", metavar="IN.jsonl",
                     help="one scenario per line; prints one output per line")
+    ap.add_argument("--serve", action="store_true",
+                    help="read scenarios from stdin one line at a time and answer each at once "
+                         "(one vLLM import for a whole fuzzing session)")
     ap.add_argument("--steps", action="store_true", help="add the per-step log")
     ap.add_argument("--stats", action="store_true",
                     help="also report self_preemptions (not part of the compared output)")
     args = ap.parse_args(argv)
-    if (args.scenario is None) == (args.batch is None):
-        ap.error("give exactly one of SCENARIO.json or --batch IN.jsonl")
+    if (args.scenario is not None) + (args.batch is not None) + args.serve != 1:
+        ap.error("give exactly one of SCENARIO.json, --batch IN.jsonl or --serve")
 
     if args.scenario is not None:
         try:
@@ -170,11 +173,16 @@ def main(argv=None) -> int:
         core.emit(core.dumps_output(out, one_line=False))
         return 0
 
-    try:
-        with open(args.batch, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        core.fail(f"cannot read {args.batch}: {e.strerror}")
+    if args.serve:
+        lines = (line.rstrip("\n") for line in iter(sys.stdin.readline, ""))
+        source = "stdin"
+    else:
+        try:
+            with open(args.batch, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            core.fail(f"cannot read {args.batch}: {e.strerror}")
+        source = args.batch
     bad = 0
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
@@ -188,7 +196,7 @@ def main(argv=None) -> int:
             out = finalize(run_scenario(sc, args.steps), args.stats)
         except ScenarioError as e:
             bad += 1
-            sys.stderr.write(f"error: {args.batch}:{lineno}: {e}\n")
+            sys.stderr.write(f"error: {source}:{lineno}: {e}\n")
             core.emit(json.dumps({"error": f"line {lineno}: {e}"}))
             continue
         except Exception as e:  # keep the batch going; report the crash

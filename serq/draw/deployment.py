@@ -1,0 +1,711 @@
+"""The deployment view: the program as a queueing network.
+
+* a **station** per stage (a family member named by a constant index is its
+  own station; a member chosen at run time stands for the whole family);
+* a **queue** per pool that some hold waits on first (a hold joins its first
+  pool's queue), drawn inside that pool's enclosure;
+* an **enclosure** per pool around the stations its holds reach, labelled
+  with its capacity and rules, and one per hold (one per source location: the
+  server's statements are copied after every turn) around the stations its
+  body reaches, transitively;
+* **edges**: the successor relation on the places a request visits (the
+  arrival, queues, stations, the end), threaded through branches (both arms,
+  labelled with the guard), loops and whiles (the cycle back), forks (a
+  dashed leg) and joins; two runs at the same station in a row are one visit;
+* an engine's pools attached to it: its memory pool and the pools it admits
+  (a dotted ``admits`` edge to the queue).
+
+Enclosures must nest to be drawn as boxes.  One whose stations cross another's
+(a pool held around {a, b} and {b, c} elsewhere) cannot; it is drawn as a note
+linked to its stations, and the figure says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..ir import model as M
+from ..ir.expr import const_value
+from .scene import Cluster, Edge, Node, Scene
+from .text import Namer, elide, loc_str, num
+
+_MISSING = object()
+
+
+def child_blocks(s: M.Stmt) -> list[int]:
+    t = type(s)
+    if t is M.SHold:
+        return [s.body]
+    if t is M.SBranch:
+        return [s.then] + ([s.other] if s.other is not None else [])
+    if t in (M.SLoop, M.SWhile, M.SFork):
+        return [s.body]
+    return []
+
+
+def station_key(p: M.Program, ref: M.Ref) -> str:
+    """The station a stage reference runs at."""
+    if ref.index is None:
+        return f"st{ref.base}" if ref.count == 1 else f"st{ref.base}x{ref.count}"
+    c = const_value(ref.index)
+    if c is not None and c == int(c) and 0 <= int(c) < ref.count:
+        return f"st{ref.base + int(c)}"
+    return f"st{ref.base}x{ref.count}"
+
+
+def run_stations(p: M.Program, s: M.SRun) -> list[str]:
+    """The stations a run holds: its stage, then its `also` stages."""
+    out = [station_key(p, s.stage)]
+    for a in s.also:
+        k = station_key(p, a)
+        if k not in out:
+            out.append(k)
+    return out
+
+
+def reach(p: M.Program, block: int) -> list[str]:
+    """The stations the statements of ``block`` run, transitively, in the
+    order first reached."""
+    out: list[str] = []
+    stack = [block]
+    seen = set()
+
+    def go(bi: int):
+        if bi in seen:
+            return
+        seen.add(bi)
+        for s in p.blocks[bi].stmts:
+            if type(s) is M.SRun:
+                for k in run_stations(p, s):
+                    if k not in out:
+                        out.append(k)
+            for c in child_blocks(s):
+                go(c)
+    for b in stack:
+        go(b)
+    return out
+
+
+def hold_key(p: M.Program, s: M.SHold, loc: Optional[M.Loc], where: tuple[int, int]) -> str:
+    at = (loc.file, loc.line, loc.col) if loc is not None else where
+    return f"{at}|{','.join(f'{h.pool.base}/{h.pool.count}' for h in s.pools)}"
+
+
+def holds(p: M.Program) -> dict[str, dict]:
+    """Every hold of the program reachable from init and the session, one per
+    source location: its statement, location and stations."""
+    out: dict[str, dict] = {}
+    seen = set()
+
+    def go(bi: int):
+        if bi in seen:
+            return
+        seen.add(bi)
+        b = p.blocks[bi]
+        for i, (s, loc) in enumerate(zip(b.stmts, b.locs)):
+            if type(s) is M.SHold:
+                k = hold_key(p, s, loc, (bi, i))
+                h = out.setdefault(k, {"stmt": s, "loc": loc, "stations": []})
+                for st in reach(p, s.body):
+                    if st not in h["stations"]:
+                        h["stations"].append(st)
+            for c in child_blocks(s):
+                go(c)
+    for root in ([p.init] if p.init is not None else []) + [p.session]:
+        go(root)
+    return out
+
+
+def pool_indices(p: M.Program, ref: M.Ref) -> list[int]:
+    """The pools a reference may name: one member when its index is a
+    constant, else the whole family."""
+    if ref.index is None:
+        return [ref.base] if ref.count == 1 else list(range(ref.base, ref.base + ref.count))
+    c = const_value(ref.index)
+    if c is not None and c == int(c) and 0 <= int(c) < ref.count:
+        return [ref.base + int(c)]
+    return list(range(ref.base, ref.base + ref.count))
+
+
+def pool_reach(p: M.Program) -> dict[int, list[str]]:
+    """The stations run while each pool is held: inside a hold of it, or after
+    a hold that leases it until a `release` takes it off."""
+    out: dict[int, list[str]] = {i: [] for i in range(len(p.pools))}
+    leased: set[int] = set()
+
+    def go(bi: int, held: list[int]):
+        for s in p.blocks[bi].stmts:
+            t = type(s)
+            if t is M.SRun:
+                for i in sorted(set(held) | leased):
+                    for st in run_stations(p, s):
+                        if st not in out[i]:
+                            out[i].append(st)
+            elif t is M.SHold:
+                idxs = [i for hp in s.pools for i in pool_indices(p, hp.pool)]
+                go(s.body, held + idxs)
+                if s.lease is not None:
+                    leased.update(pool_indices(p, s.lease.pool))
+            elif t is M.SRelease:
+                gone = pool_indices(p, s.pool)
+                if leased & set(gone):
+                    leased.difference_update(gone)
+                else:
+                    held = [i for i in held if i not in gone]
+            else:
+                for c in child_blocks(s):
+                    go(c, held)
+    for root in ([p.init] if p.init is not None else []) + [p.session]:
+        go(root, [])
+    return out
+
+
+@dataclass
+class _Enc:
+    id: str
+    kind: str                  # pool | hold
+    order: int
+    stations: list[str]
+    lines: list
+    title: str
+    pool: Optional[int] = None
+    placed: bool = False
+    parent: Optional["_Enc"] = None
+    depth: int = 0
+    cluster: Optional[Cluster] = None
+    extra_nodes: list[str] = field(default_factory=list)
+    holds: list[str] = field(default_factory=list)   # the source lines of the holds it stands for
+
+
+class Deployment:
+    def __init__(self, p: M.Program):
+        self.p = p
+        self.nm = Namer(p)
+        self.file = p.files[0] if p.files else "<program>"
+        self.station_order: list[str] = []
+        self.station_sides: dict[str, set] = {}
+        self.station_loc: dict[str, Optional[M.Loc]] = {}
+        self.queue_pools: list[int] = []
+        self.edges: dict[tuple[str, str, str], dict] = {}
+        self.sink_used = False
+        self.max_label = 30
+        self.family_index: dict[str, str] = {}
+
+    # ----------------------------------------------------------------- flow
+    def _edge(self, src: str, dst: str, label: Optional[str], loc, role: str = "flow"):
+        key = (src, dst, role)
+        e = self.edges.get(key)
+        if e is None:
+            self.edges[key] = {"labels": [label] if label else [], "loc": loc, "unlabelled": label is None}
+        else:
+            if label is None:
+                e["unlabelled"] = True
+            elif label not in e["labels"]:
+                e["labels"].append(label)
+
+    def _go(self, F: dict, dst: str, loc, skip_self: bool = False) -> dict:
+        for src, (lab, role) in F.items():
+            if skip_self and src == dst and lab is None:
+                continue  # two runs in a row at one station: one visit
+            self._edge(src, dst, lab, loc, role)
+        return {dst: (None, "flow")}
+
+    @staticmethod
+    def _label(F: dict, g: str) -> dict:
+        return {n: ((g if lab is None else f"{lab} && {g}"), role) for n, (lab, role) in F.items()}
+
+    @staticmethod
+    def _merge(*Fs: dict) -> dict:
+        out: dict = {}
+        for F in Fs:
+            for n, (lab, role) in F.items():
+                if n not in out:
+                    out[n] = (lab, role)
+                else:
+                    ol, orole = out[n]
+                    out[n] = (ol if ol == lab else None, orole if orole == role else "flow")
+        return out
+
+    def _station_seen(self, k: str, side: str, loc):
+        if k not in self.station_sides:
+            self.station_order.append(k)
+            self.station_sides[k] = set()
+            self.station_loc[k] = loc
+        self.station_sides[k].add(side)
+
+    def walk_block(self, bi: int, F: dict) -> dict:
+        b = self.p.blocks[bi]
+        legs: list[dict] = []
+        fork_base: dict = {}
+        for s, loc, side in zip(b.stmts, b.locs, b.sides):
+            t = type(s)
+            if t is M.SRun:
+                keys = run_stations(self.p, s)
+                for ref in (s.stage,) + tuple(s.also):
+                    k = station_key(self.p, ref)
+                    if "x" in k and ref.index is not None and k not in self.family_index:
+                        self.family_index[k] = elide(self.nm.expr(ref.index), 12)
+                for k in keys:
+                    self._station_seen(k, side, loc)
+                F = self._go(F, keys[0], loc, skip_self=True)
+                for k in keys[1:]:
+                    self._edge(keys[0], k, None, loc, "also")
+            elif t is M.SHold:
+                first = s.pools[0].pool.base if s.pools else None
+                if first is not None:
+                    q = f"q{first}"
+                    if first not in self.queue_pools:
+                        self.queue_pools.append(first)
+                    F = self._go(F, q, loc)
+                F = self.walk_block(s.body, F)
+            elif t is M.SBranch:
+                g = elide(self.nm.expr(s.guard), self.max_label)
+                ng = elide(self.nm.negate(s.guard), self.max_label)
+                Ft = self.walk_block(s.then, self._label(F, g))
+                Fo = self.walk_block(s.other, self._label(F, ng)) if s.other is not None else self._label(F, ng)
+                R: dict = {}
+                for n in list(Ft) + [n for n in Fo if n not in Ft]:
+                    a, b2 = Ft.get(n, _MISSING), Fo.get(n, _MISSING)
+                    if a is _MISSING or b2 is _MISSING:
+                        R[n] = a if b2 is _MISSING else b2
+                    elif a == b2:
+                        R[n] = a
+                    elif n in F and a == self._label({n: F[n]}, g)[n] and b2 == self._label({n: F[n]}, ng)[n]:
+                        R[n] = F[n]  # a guard that moves nobody
+                    else:
+                        R[n] = (None, "flow")
+                F = R
+            elif t is M.SWhile:
+                g = elide(self.nm.expr(s.guard), self.max_label)
+                ng = elide(self.nm.negate(s.guard), self.max_label)
+                cur = self._label(F, g)
+                end: dict = {}
+                for _ in range(16):
+                    end = self.walk_block(s.body, cur)
+                    nxt = self._merge(self._label(F, g), self._label(end, g))
+                    if nxt == cur:
+                        break
+                    cur = nxt
+                F = self._merge(self._label(F, ng), self._label(end, ng))
+            elif t is M.SLoop:
+                cur = dict(F)
+                for _ in range(16):
+                    end = self.walk_block(s.body, cur)
+                    nxt = self._merge(F, end)
+                    if nxt == cur:
+                        break
+                    cur = nxt
+                F = {}  # a loop is left only by `end`
+            elif t is M.SFork:
+                if not legs:
+                    fork_base = F
+                legs.append(self.walk_block(s.body, {n: (lab, "fork") for n, (lab, _) in F.items()}))
+            elif t is M.SJoin:
+                # the request goes on from where its legs ended (and from
+                # wherever it went itself meanwhile)
+                main = {} if F == fork_base and any(legs) else F
+                F = {n: (None, "flow") for n in self._merge(main, *legs)}
+                legs = []
+            elif t is M.SEnd:
+                for src, (lab, role) in F.items():
+                    self._edge(src, "sink", lab, loc, role)
+                self.sink_used = self.sink_used or bool(F)
+                F = {}
+        return F
+
+    # ---------------------------------------------------------------- labels
+    def stage_kind(self, st: M.Stage) -> str:
+        k = st.kind
+        if type(k) is M.KFifo:
+            return "fifo" if k.servers == 1 else f"fifo({k.servers})"
+        if type(k) is M.KPs:
+            c = self.nm.expr(k.capacity)
+            return "ps" if c == "1" else f"ps({elide(c, 16)})"
+        if type(k) is M.KDelay:
+            return "delay · ∞ servers"
+        return f"engine · budget {elide(self.nm.expr(k.budget), 18)}"
+
+    def station_lines(self, key: str) -> tuple[list, str, str, Optional[M.Loc]]:
+        """Lines, shape, role and location of a station."""
+        p = self.p
+        if "x" in key:
+            base, count = (int(x) for x in key[2:].split("x"))
+        else:
+            base, count = int(key[2:]), 1
+        st = p.stages[base]
+        if count == 1:
+            name, kind = p.stage_label(base), self.stage_kind(st)
+        else:
+            name = f"{st.name}[{self.family_index.get(key, '·')}]"
+            kind = f"{self.stage_kind(st)} · one of {count}"
+        lines = [(name, "h"), (kind, "n")]
+        k = st.kind
+        role = "station"
+        shape = "rrect"
+        if type(k) in (M.KFifo, M.KPs):
+            shape = "circle"
+            role += " fifo" if type(k) is M.KFifo else " ps"
+        elif type(k) is M.KDelay:
+            role += " delay"
+        else:
+            role += " step"
+            c = const_value(k.chunk)
+            if c is None:
+                lines.append((f"chunk {elide(self.nm.expr(k.chunk), 26)}", "s"))
+            elif c != 0:
+                lines.append((f"chunk ≤ {num(c)}", "s"))
+            if type(k.serve) is M.ServeExclusivePrefill:
+                lines.append(("serve: exclusive prefill", "s"))
+            elif k.serve.keys:
+                lines.append((f"serve by {elide(', '.join(self.nm.expr(x) for x in k.serve.keys), 24)}", "s"))
+            else:
+                lines.append(("serve in admission order", "s"))
+            if k.iteration is not None:
+                lines.append((f"iteration: {len(k.iteration)} steps", "s"))
+            lines.append((f"iteration {elide(self.nm.expr(k.cost), 26)}", "s"))
+            if k.memory is not None:
+                lines.append((f"memory {p.pool_label(k.memory)}", "s"))
+            admits = [p.pool_label(i) for i, pl in enumerate(p.pools) if pl.admit_via == base]
+            if admits:
+                lines.append((f"admits {', '.join(admits)}", "s"))
+        sides = self.station_sides.get(key)
+        if sides is None:
+            lines.append(("never run", "s"))
+            role += " unreached"
+        elif sides == {"client"}:
+            lines.append(("workload", "s"))
+            role += " workload"
+        loc = self.station_loc.get(key) if st.loc is None else st.loc
+        return lines, shape, role, loc
+
+    def stage_detail(self, key: str) -> str:
+        """The whole of a station's kind, for its tooltip."""
+        base = int(key[2:].split("x")[0])
+        k = self.p.stages[base].kind
+        if type(k) is not M.KStep:
+            return self.stage_kind(self.p.stages[base])
+        nm = self.nm
+        out = [f"engine, budget {nm.expr(k.budget)}", f"iteration time {nm.expr(k.cost)}",
+               f"chunk {nm.expr(k.chunk)} (0: no cap)"]
+        if type(k.serve) is M.ServeExclusivePrefill:
+            out.append("serve exclusive prefill")
+        else:
+            out.append("serve by " + (", ".join(nm.expr(x) for x in k.serve.keys) or "admission order"))
+        if k.memory is not None:
+            out.append(f"memory {self.p.pool_label(k.memory)}")
+        if k.granule is not None:
+            out.append(f"granule {num(k.granule)}")
+        return "; ".join(out)
+
+    def pool_lines(self, i: int) -> list:
+        p, pl = self.p, self.p.pools[i]
+        lines = [(f"pool {p.pool_label(i)}", "h")]
+        cap = ["cap " + num(pl.cap)]
+        if pl.block is not None:
+            cap.append(f"block {num(pl.block)}")
+        rules: list[str] = []
+        rules.append("evict lru" if type(pl.evict) is M.EvictLru else
+                     f"evict by {elide(', '.join(self.nm.expr(x) for x in pl.evict.keys), 20)}")
+        if type(pl.preempt) is M.PreemptNone:
+            rules.append("no preemption")
+        else:
+            keys = pl.preempt.keys
+            if len(keys) == 1 and keys[0] == M.EUnary("Neg", M.ECtx("Admission")) and not pl.preempt.tail:
+                rules.append("preempt lifo")
+            else:
+                rules.append(f"preempt by {elide(', '.join(self.nm.expr(x) for x in keys), 18)}"
+                             + (" (tail)" if pl.preempt.tail else ""))
+        lines.append((" · ".join(cap), "s"))
+        lines.append((" · ".join(rules), "s"))
+        queue = []
+        if i in self.queue_pools or pl.queue is not None or pl.admit_via is not None:
+            queue.append("queue fifo" if pl.queue is None else
+                         f"queue by {elide(', '.join(self.nm.expr(x) for x in pl.queue), 22)}")
+        if pl.admit_via is not None:
+            queue.append(f"admitted by {p.stage_label(pl.admit_via)}")
+        if queue:
+            lines.append((" · ".join(queue), "s"))
+        mem = [p.stage_label(j) for j, st in enumerate(p.stages)
+               if type(st.kind) is M.KStep and st.kind.memory == i]
+        if mem:
+            lines.append((f"memory of {', '.join(mem)}", "s"))
+        if pl.spill is not None:
+            lines.append((f"spills to {self.nm.pool(pl.spill.to)} via {self.nm.stage(pl.spill.via)}", "s"))
+        if pl.reserve_held:
+            lines.append(("reserve held", "s"))
+        return lines
+
+    def hold_text(self, s: M.SHold) -> tuple[list, str]:
+        parts = [f"{self.nm.pool(h.pool)} ({self.nm.expr(h.units)})" for h in s.pools]
+        full = "hold " + ", ".join(parts)
+        lines = [("hold " + ", ".join(self.nm.pool(h.pool) for h in s.pools), "n")]
+        detail = []
+        for h in s.pools:
+            detail.append(f"{self.nm.pool(h.pool)} {elide(self.nm.expr(h.units), 18)}")
+        lines.append((elide(" · ".join(detail), 44), "s"))
+        flags = []
+        if any(h.reserve is not None for h in s.pools):
+            flags.append("reserve")
+        if s.reuse is not None:
+            flags.append("reuse")
+        if s.cache is not None:
+            flags.append("cache")
+        if s.lease is not None:
+            flags.append(f"lease {self.nm.pool(s.lease.pool)} {elide(self.nm.expr(s.lease.time), 10)}")
+        if flags:
+            lines.append((" · ".join(flags), "s"))
+        for h in s.pools:
+            if h.reserve is not None:
+                full += f"; reserve {self.nm.pool(h.pool)} ({self.nm.expr(h.reserve)})"
+        if s.reuse is not None:
+            full += f"; reuse ({self.nm.expr(s.reuse)})"
+        if s.cache is not None:
+            full += f"; cache ({self.nm.expr(s.cache)})"
+        return lines, full
+
+    def arrival_lines(self) -> list:
+        a = self.p.arrival
+        t = type(a)
+        if t is M.APoisson:
+            what = f"poisson {num(a.rate)}/s"
+        elif t is M.ARenewal:
+            what = f"renewal, gap {elide(self.nm.expr(a.gap), 16)}"
+        elif t is M.AClosed:
+            what = f"closed, {a.n} sessions"
+        elif t is M.ABatch:
+            what = f"batch of {a.n}"
+        elif t is M.ASessions:
+            what = f"{len(a.sessions)} given sessions"
+        else:
+            what = "no arrivals"
+        lines = [("arrivals", "h"), (what, "s")]
+        if self.p.trace:
+            name = self.p.trace.replace("\\", "/").rsplit("/", 1)[-1]
+            lines.append((elide(f"trace {name}" + (" (ordered)" if self.p.trace_ordered else ""), 34), "s"))
+        return lines
+
+    # ----------------------------------------------------------------- scene
+    def scene(self) -> Scene:
+        p = self.p
+        L = lambda loc: loc_str(p, loc)  # noqa: E731
+        sess = p.blocks[p.session]
+        first_loc = next((l for l in sess.locs if l is not None), None)
+        last_loc = next((l for l in reversed(sess.locs) if l is not None), None)
+
+        F = {"src": (None, "flow")}
+        if p.init is not None:
+            F = self.walk_block(p.init, F)
+        F = self.walk_block(p.session, F)
+        for src, (lab, role) in F.items():
+            self._edge(src, "sink", lab, last_loc, role)
+        self.sink_used = self.sink_used or bool(F)
+
+        # every declared stage is drawn; one run at run time stands for its family
+        covered = set()
+        for k in self.station_order:
+            if "x" in k:
+                base, count = (int(x) for x in k[2:].split("x"))
+                covered.update(range(base, base + count))
+            else:
+                covered.add(int(k[2:]))
+        stations = list(self.station_order) + [f"st{i}" for i in range(len(p.stages)) if i not in covered]
+
+        def members(k: str) -> set:
+            if "x" in k:
+                base, count = (int(x) for x in k[2:].split("x"))
+                return set(range(base, base + count))
+            return {int(k[2:])}
+
+        # enclosures: pools (around their holds' stations) and holds
+        hs = holds(p)
+        encs: list[_Enc] = []
+        pool_stations = pool_reach(p)
+        for i, pl in enumerate(p.pools):
+            encs.append(_Enc(f"pool{i}", "pool", len(encs), pool_stations[i], self.pool_lines(i),
+                             f"{L(pl.loc)} pool {p.pool_label(i)}", pool=i))
+        # holds that run the same stations share one enclosure (two boxes
+        # around the same stations could only nest, which would say one hold
+        # is inside the other)
+        groups: dict[tuple, list] = {}
+        for h in hs.values():
+            groups.setdefault(tuple(sorted(h["stations"])), []).append(h)
+        for n, group in enumerate(groups.values()):
+            if len(group) == 1:
+                lines, full = self.hold_text(group[0]["stmt"])
+                title = f"{L(group[0]['loc'])} {full}"
+            else:
+                lines = [(f"{len(group)} holds", "n")]
+                fulls = []
+                for h in group:
+                    hl, full = self.hold_text(h["stmt"])
+                    at = h["loc"]
+                    lines.append((elide(f"{hl[0][0]} (line {at.line})" if at is not None else hl[0][0], 44), "s"))
+                    fulls.append(f"{L(at)} {full}")
+                title = " | ".join(fulls)
+            encs.append(_Enc(f"hold{n}", "hold", len(encs), list(group[0]["stations"]), lines, title))
+            encs[-1].holds = [L(h["loc"]) for h in group]
+
+        # bigger first; for equal sets pools outside holds, and a pool requests
+        # wait on outside the pools they take once admitted
+        order = sorted(encs, key=lambda e: (-len(e.stations), 0 if e.kind == "pool" else 1,
+                                            0 if e.pool in self.queue_pools else 1, e.order))
+        placed: list[_Enc] = []
+        crossing: list[_Enc] = []
+        for e in order:
+            S = set(e.stations)
+            ok = True
+            parent = None
+            for q in placed:
+                Q = set(q.stations)
+                if not (S & Q):
+                    continue
+                if S <= Q:
+                    if parent is None or q.depth > parent.depth:
+                        parent = q
+                else:
+                    ok = False
+                    break
+            if not ok:
+                crossing.append(e)
+                continue
+            if not S:
+                parent = None
+            e.placed, e.parent = True, parent
+            e.depth = 0 if parent is None else parent.depth + 1
+            placed.append(e)
+
+        sc = Scene("deployment", "LR", [(f"deployment · {self.file}", "h")], f"{self.file}:1:1")
+        for e in sorted(placed, key=lambda e: (e.depth, e.order)):
+            role = "enclosure " + e.kind
+            c = Cluster(e.id, e.kind, e.lines, e.title, role,
+                        data={"stations": " ".join(e.stations), "holds": " ".join(e.holds)} if e.kind == "hold"
+                        else {"stations": " ".join(e.stations), "pool": str(e.pool)})
+            e.cluster = c
+            (e.parent.cluster.children if e.parent is not None else sc.roots).append(c)
+
+        def home(station: str) -> Optional[Cluster]:
+            best = None
+            for e in placed:
+                if station in e.stations and (best is None or e.depth > best.depth):
+                    best = e
+            return best.cluster if best is not None else None
+
+        # the arrival
+        sc.add_node(Node("src", "ellipse", self.arrival_lines(), f"{L(first_loc)} arrivals: "
+                         f"{self.arrival_lines()[1][0]}", "source"), None)
+        # stations
+        for k in stations:
+            lines, shape, role, loc = self.station_lines(k)
+            data = {"station": k, "stages": " ".join(str(i) for i in sorted(members(k)))}
+            title = f"{L(loc)} stage {lines[0][0]}: {self.stage_detail(k)}"
+            sc.add_node(Node(k, shape, lines, title, role, data), home(k))
+        # queues, in their pool's enclosure
+        enc_of_pool = {e.pool: e for e in encs if e.kind == "pool"}
+        for i in self.queue_pools:
+            pl = p.pools[i]
+            rule = "fifo" if pl.queue is None else f"by {elide(', '.join(self.nm.expr(x) for x in pl.queue), 18)}"
+            lines = [(f"{p.pool_label(i)} queue", "n"), (rule, "s")]
+            pe = enc_of_pool[i]
+            parent = pe.cluster if pe.placed else None
+            sc.add_node(Node(f"q{i}", "queue", lines, f"{L(pl.loc)} the queue of pool {p.pool_label(i)} ({rule})",
+                             "queue", {"pool": str(i)}), parent)
+            pe.extra_nodes.append(f"q{i}")
+        # enclosures with nothing in them get a placeholder
+        for e in placed:
+            if not e.stations and not e.extra_nodes:
+                nid = f"{e.id}_empty"
+                what = "held by no statement" if e.kind == "pool" else "runs no station"
+                sc.add_node(Node(nid, "rect", [(what, "s")], e.title, "placeholder"), e.cluster)
+                e.extra_nodes.append(nid)
+        # enclosures that cross another: a note linked to their stations
+        for e in crossing:
+            nid = f"{e.id}_note"
+            sc.add_node(Node(nid, "note", e.lines, e.title, f"note {e.kind}",
+                             {"stations": " ".join(e.stations)}), None)
+            e.extra_nodes.append(nid)
+            sc.notes.append(f"{e.title.split(' ')[0]}: {e.lines[0][0]} crosses another enclosure; "
+                            f"drawn as a note linked to its stations")
+        if self.sink_used:
+            sc.add_node(Node("sink", "dcircle", [("done", "n")], f"{L(last_loc)} the session ends", "sink"), None)
+
+        # edges: the path
+        names = {"src": "arrivals", "sink": "done"}
+        for k in stations:
+            names[k] = sc.nodes[k].lines[0][0]
+        for i in self.queue_pools:
+            names[f"q{i}"] = f"{p.pool_label(i)} queue"
+        n = 0
+        for (src, dst, role), info in self.edges.items():
+            labels = info["labels"]
+            text = "" if info["unlabelled"] or not labels else elide(" || ".join(labels), self.max_label + 6)
+            if role == "also":
+                title = f"{L(info['loc'])} a run holding {names[src]} also holds {names[dst]}"
+                sc.edges.append(Edge(f"e{n}", src, dst, title, "also", [], False, False))
+            else:
+                what = "a forked leg" if role == "fork" else "the path"
+                title = f"{L(info['loc'])} {what}: {names[src]} → {names[dst]}" + (f" when {text}" if text else "")
+                sc.edges.append(Edge(f"e{n}", src, dst, title, role, [(text, "s")] if text else []))
+            n += 1
+
+        # an engine's pools: the pools it admits (to their queue) and its memory
+        def first_node(e: _Enc) -> Optional[str]:
+            c = e.cluster
+            while c is not None:
+                if c.nodes:
+                    return c.nodes[0]
+                c = c.children[0] if c.children else None
+            return None
+
+        for j, st in enumerate(p.stages):
+            if type(st.kind) is not M.KStep:
+                continue
+            sk = f"st{j}" if f"st{j}" in sc.nodes else next((k for k in stations if j in members(k)), None)
+            if sk is None:
+                continue
+            for i, pl in enumerate(p.pools):
+                if pl.admit_via != j:
+                    continue
+                pe = enc_of_pool[i]
+                if f"q{i}" in sc.nodes:
+                    dst, lhead = f"q{i}", None
+                elif not pe.placed:
+                    dst, lhead = f"{pe.id}_note", None
+                elif sk in pe.stations:
+                    continue
+                else:
+                    dst, lhead = first_node(pe), pe.id
+                sc.edges.append(Edge(f"e{n}", sk, dst, f"{L(st.loc)} {names[sk]} admits the queue of pool "
+                                     f"{p.pool_label(i)}", "admit", [("admits", "s")], False, True, lhead))
+                n += 1
+            m = st.kind.memory
+            if m is not None:
+                pe = enc_of_pool[m]
+                if pe.placed and sk in pe.stations:
+                    continue  # the engine is inside its memory's enclosure; its label says so
+                dst = f"{pe.id}_note" if not pe.placed else first_node(pe)
+                if dst is None:
+                    continue
+                lhead = pe.id if pe.placed else None
+                sc.edges.append(Edge(f"e{n}", sk, dst, f"{L(st.loc)} {names[sk]} keeps its KV in pool "
+                                     f"{p.pool_label(m)}", "memory", [("memory", "s")], False, True, lhead))
+                n += 1
+        for e in crossing:
+            for k in e.stations:
+                sc.edges.append(Edge(f"e{n}", f"{e.id}_note", k, f"{e.title.split(' ')[0]} "
+                                     f"{e.lines[0][0]} reaches {names[k]}", "note", [], False, False))
+                n += 1
+
+        roles = {e.role for e in sc.edges}
+        legend = [("flow", "a request's path"), ("fork", "a forked leg"), ("admit", "an engine admits a queue"),
+                  ("memory", "an engine's memory"), ("also", "held together")]
+        sc.legend = [(r, t) for r, t in legend if r in roles]
+        if any(e.kind == "pool" for e in placed):
+            sc.legend.append(("pool", "pool: the stations its holds reach"))
+        if any(e.kind == "hold" for e in placed):
+            sc.legend.append(("hold", "hold: the stations its body runs"))
+        return sc
+
+
+def scene(program: M.Program) -> Scene:
+    return Deployment(program).scene()

@@ -1,0 +1,226 @@
+"""Words for the figures: IR expressions and declarations as short text, and
+the size that text takes.
+
+The layout engine is never asked to measure text (its answer would depend on
+the fonts a machine has): every label's box is computed here, from a fixed
+table of glyph widths, and handed to it as a fixed size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..ir import model as M
+
+# ---------------------------------------------------------------------------
+# Expressions
+
+# Context variables by their source spelling (docs/ir.md, "Context variables").
+CTX_SPELLING = {
+    "Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "Last": "last",
+    "Waiting": "waiting", "Present": "present", "Nres": "running.count",
+    "Ndec": "running.decoding", "Kvb": "kv_decode", "Kvp": "kv_prefill",
+    "Ntok": "batch.tokens", "Npre": "batch.prefilled", "Attn": "batch.attention",
+    "Decoding": "decoding", "Admission": "admission", "Remaining": "remaining",
+    "Position": "position", "Admitted": "waiting.admitted", "Preempted": "running.preempted",
+    "Demand": "demand", "Served": "served", "Arrived": "arrived",
+}
+
+QUERY_SPELLING = {
+    "Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
+    "Queued": "queued", "Queue": "queue", "Busy": "busy", "Work": "work",
+    "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
+    "BudgetLeft": "budget_left",
+}
+
+_BINOP = {
+    "Add": ("+", 4), "Sub": ("-", 4), "Mul": ("*", 5), "Div": ("/", 5), "Pow": ("^", 7),
+    "Lt": ("<", 3), "Le": ("<=", 3), "Gt": (">", 3), "Ge": (">=", 3), "Eq": ("==", 3),
+    "Ne": ("!=", 3), "And": ("&&", 2), "Or": ("||", 1),
+}
+
+
+def num(v: float) -> str:
+    """A number as the source would spell it: integers without a point,
+    infinity as the sign."""
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(float(v))
+
+
+class Namer:
+    """Names of a program's attributes, observations, pools, stages and
+    registers, for printing its expressions."""
+
+    def __init__(self, program: M.Program):
+        self.p = program
+
+    def ref(self, ref: M.Ref, kind: str) -> str:
+        decls = self.p.pools if kind == "pool" else self.p.stages
+        if not (0 <= ref.base < len(decls)):
+            return "?"
+        d = decls[ref.base]
+        if ref.index is None:
+            if ref.count == 1:
+                return d.name if d.index is None else f"{d.name}[{d.index}]"
+            return d.name
+        return f"{d.name}[{self.expr(ref.index)}]"
+
+    def pool(self, ref: M.Ref) -> str:
+        return self.ref(ref, "pool")
+
+    def stage(self, ref: M.Ref) -> str:
+        return self.ref(ref, "stage")
+
+    def attr(self, slot: int) -> str:
+        return self.p.attrs[slot] if 0 <= slot < len(self.p.attrs) else f"attr{slot}"
+
+    def expr(self, e: M.Expr) -> str:
+        return self._e(e)[0]
+
+    def _e(self, e: M.Expr) -> tuple[str, int]:
+        t = type(e)
+        if t is M.ENum:
+            s = num(e.value)
+            return s, (8 if not s.startswith("-") else 6)
+        if t is M.EAttr:
+            return self.attr(e.slot), 8
+        if t is M.ECtx:
+            return CTX_SPELLING.get(e.var, e.var.lower()), 8
+        if t is M.ESample:
+            return f"~{e.dist.lower()}({', '.join(self.expr(a) for a in e.args)})", 8
+        if t is M.EReg:
+            regs = self.p.registers
+            return (regs[e.index].name if 0 <= e.index < len(regs) else f"reg{e.index}"), 8
+        if t is M.EFn:
+            return f"{e.fn.lower()}({', '.join(self.expr(a) for a in e.args)})", 8
+        if t is M.EQuery:
+            kind = "pool" if e.query in M.POOL_QUERIES else "stage"
+            return f"{QUERY_SPELLING.get(e.query, e.query.lower())}({self.ref(e.ref, kind)})", 8
+        if t is M.EPrice:
+            return (f"price({self.stage(e.ref)}, {self.expr(e.s_hit)}, {self.expr(e.ds)})", 8)
+        if t is M.EUnary:
+            s, p = self._e(e.arg)
+            if p < 6:
+                s = f"({s})"
+            return ("-" if e.op == "Neg" else "!") + s, 6
+        if t is M.EBinary:
+            op, prec = _BINOP[e.op]
+            ls, lp = self._e(e.lhs)
+            rs, rp = self._e(e.rhs)
+            if lp < prec or (e.op == "Pow" and lp <= prec):
+                ls = f"({ls})"
+            if rp < prec or (rp == prec and e.op != "Pow" and e.op not in ("Add", "Mul", "And", "Or")):
+                rs = f"({rs})"
+            return f"{ls} {op} {rs}", prec
+        if t is M.ECond:
+            c, cp = self._e(e.cond)
+            a, _ = self._e(e.then)
+            b, _ = self._e(e.other)
+            return f"{c if cp > 0 else '(' + c + ')'} ? {a} : {b}", 0
+        if t is M.EAgg:
+            obs = self.p.observes[e.observe] if 0 <= e.observe < len(self.p.observes) else "?"
+            return f"{e.agg.lower()}({obs})", 8
+        if t is M.ECost:
+            return self._e(e.expr)
+        return "?", 8  # pragma: no cover - a new node must be added here
+
+    def negate(self, e: M.Expr) -> str:
+        """`!guard`, parenthesised as needed."""
+        s, p = self._e(e)
+        return "!" + (s if p >= 6 else f"({s})")
+
+
+def elide(s: str, n: int) -> str:
+    """At most ``n`` characters; a cut string ends with an ellipsis."""
+    return s if len(s) <= n else s[: max(1, n - 1)].rstrip() + "…"
+
+
+# ---------------------------------------------------------------------------
+# Metrics.  Advance widths of a Helvetica-like sans serif in 1/1000 em for
+# ASCII 32..126 (the widths Arial, Helvetica, Liberation Sans and TeX's
+# sans serifs nearly share); anything else counts as 600.  A margin covers a
+# wider fallback font (DejaVu Sans).
+
+_W = [278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278,  # ' '..'/'
+      556, 556, 556, 556, 556, 556, 556, 556, 556, 556,  # 0-9
+      278, 278, 584, 584, 584, 556, 1015,  # : ; < = > ? @
+      667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722,
+      667, 611, 722, 667, 944, 667, 667, 611,  # A-Z
+      278, 278, 278, 469, 556, 333,  # [ \ ] ^ _ `
+      556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333,
+      500, 278, 556, 500, 722, 500, 500, 500,  # a-z
+      334, 260, 334, 584]  # { | } ~
+_WIDE = {"∞": 713, "…": 1000, "·": 278, "≤": 584, "≥": 584, "≠": 584, "¬": 584, "→": 1000,
+         "←": 1000, "×": 584, "λ": 556, "−": 584}
+
+MARGIN = 1.12  # a fallback font's extra width
+BOLD = 1.08
+
+# Text styles: (font size in pt, bold, line height in pt).
+STYLES = {
+    "h": (10.0, True, 13.0),   # a heading: a station's or a pool's name
+    "n": (9.0, False, 11.5),   # body text
+    "s": (8.0, False, 10.0),   # small text: rules, source lines
+}
+
+
+def text_width(s: str, style: str = "n") -> float:
+    size, bold, _ = STYLES[style]
+    units = 0
+    for ch in s:
+        o = ord(ch)
+        units += _W[o - 32] if 32 <= o <= 126 else _WIDE.get(ch, 600)
+    return units / 1000.0 * size * MARGIN * (BOLD if bold else 1.0)
+
+
+def block_size(lines: list[tuple[str, str]]) -> tuple[float, float]:
+    """Width and height of stacked text lines ``(text, style)``."""
+    if not lines:
+        return 0.0, 0.0
+    w = max(text_width(t, st) for t, st in lines)
+    h = sum(STYLES[st][2] for _, st in lines)
+    return w, h
+
+
+# ---------------------------------------------------------------------------
+# Escaping
+
+def xml(s: str) -> str:
+    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+_TEX = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+    "%": r"\%", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", '"': r"\textquotedbl{}",
+    "∞": r"$\infty$", "…": r"\ldots{}", "·": r"$\cdot$", "≤": r"$\le$", "≥": r"$\ge$",
+    "≠": r"$\ne$", "¬": r"$\neg$", "→": r"$\to$", "←": r"$\leftarrow$", "×": r"$\times$",
+    "λ": r"$\lambda$", "−": r"$-$",
+}
+
+
+def tex(s: str) -> str:
+    """Text for a TikZ node in a pdfLaTeX document: every special character
+    escaped, every non-ASCII character mapped or replaced."""
+    out = []
+    for ch in s:
+        if ch in _TEX:
+            out.append(_TEX[ch])
+        elif 32 <= ord(ch) <= 126:
+            out.append(ch)
+        else:
+            out.append("?")
+    return "".join(out)
+
+
+def loc_str(program: M.Program, loc: Optional[M.Loc]) -> str:
+    """``path:line:col`` of a location; the program's file at 1:1 when the
+    IR has none."""
+    if loc is None or not (0 <= loc.file < len(program.files)):
+        return f"{program.files[0] if program.files else '<program>'}:1:1"
+    return f"{program.files[loc.file]}:{loc.line}:{loc.col}"
