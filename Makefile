@@ -28,11 +28,14 @@ test: install
 check: install
 	$(BIN)/python tools/check.py
 	$(BIN)/python tools/draw_check.py
+	$(BIN)/python -m leangen oracle --check
+	$(BIN)/python -m leangen claims --check
 
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
 	$(BIN)/python tools/check.py --write-golden
 	$(BIN)/python tools/draw_check.py --write
+	$(BIN)/python -m leangen claims
 
 bench: install
 	$(BIN)/python bench/bench.py
@@ -41,6 +44,12 @@ bench: install
 # the tests and the Lean generator); `make check` fails when one is stale.
 oracle-ir: install
 	$(BIN)/python tools/check.py --write-oracle-ir
+	$(BIN)/python -m leangen oracle
+
+# The Lean package: generated files current, `lake build`, no sorry, the axiom
+# audit.  Needs a Lean toolchain (lake on PATH); fails clearly without one.
+lean: install
+	tools/lean.sh
 
 # vLLM 0.33.0 in its own venv (.venv-vllm), for `serq oracle diff/fuzz` and
 # regenerating the committed outputs; CI does not need it.

@@ -1,0 +1,295 @@
+"""The generated Lean files: what they say, computed here; how they look, in
+the Jinja templates (`templates/*.lean.j2`, no logic: they only place the
+strings and iterate the lists this module prepares).
+
+* `lean/Serq/Gen/Oracle.lean`: for each `tools/oracle/<dir>/NAME.ir.json`
+  with its vLLM output `NAME.out.json`, the program as a `Serq.Program` and
+  the theorem that `Exec.runW` gives, request for request, what vLLM's real
+  scheduler did (and `Exec.steps` its step count), proved by
+  `decide +kernel`.  A statement the Python transcription of `Exec`
+  (`exec_ref`) does not reproduce is written as a definition of the
+  proposition, not as a theorem, and listed in `Oracle.unproved.txt`.
+* `lean/Serq/Gen/Claims.lean`: each claim of a program inside the fragment,
+  as a proposition about `Exec` (`Serq.Claims.check`); a claim without a
+  proof in `lean/Serq/Thm/ClaimProofs.lean` is listed in
+  `Claims.unproved.txt`.
+
+A program outside the fragment stops `oracle` (`FAIL: outside the Lean
+fragment: …`, nothing written); `claims` lists such programs as not stated.
+Every output is a function of the files read, byte for byte.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+
+import jinja2
+
+from serq.ir import model as M
+from serq.ir import read
+
+from . import GENERATOR, exec_ref, outputs
+from .fragment import Outside, translate, translate_claims
+from .lterms import lean, lean_program
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+
+
+class GenError(Exception):
+    """A generation that cannot go on: the line to print (exit 1)."""
+
+
+@dataclass
+class Output:
+    path: str       # relative to the lean/ directory
+    text: str
+
+
+def env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                              autoescape=False)
+
+
+def rel(path: str) -> str:
+    """A path as the banner names it: relative to the repository, with /."""
+    p = os.path.relpath(os.path.abspath(path), ROOT)
+    return p.replace(os.sep, "/")
+
+
+def sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def comment(text: str) -> str:
+    """Text safe inside a Lean comment (which `/-` would nest and `-/` end)."""
+    return text.replace("/-", "/ -").replace("-/", "- /")
+
+
+def ident(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return s if s and not s[0].isdigit() else "_" + s
+
+
+def fuel(ir: M.Program) -> int:
+    """Events and inner steps enough for the run: the IR's horizon (a step
+    count the scenario cannot reach) and a margin per session and turn."""
+    n = 0
+    turns = 0
+    if type(ir.arrival) is M.ASessions:
+        n = len(ir.arrival.sessions)
+        turns = sum(len(s.turns or ()) for s in ir.arrival.sessions)
+    return int(ir.horizon) + 4 * (n + turns) + 16
+
+
+def source_name(ir: M.Program) -> str:
+    return ir.files[0] if ir.files else "?"
+
+
+# ---------------------------------------------------------------- the oracle
+
+def oracle_files(oracle_dir: str) -> list[str]:
+    """Every `<dir>/NAME.ir.json` under tools/oracle, sorted."""
+    return sorted(glob.glob(os.path.join(oracle_dir, "*", "*.ir.json")))
+
+
+def oracle_outputs(oracle_dir: str) -> list[Output]:
+    import json
+    sources = []
+    theorems = []
+    unproved = []
+    names: set[str] = set()
+    files = oracle_files(oracle_dir)
+    if not files:
+        raise GenError(f"FAIL: no oracle IR file under {rel(oracle_dir)} (run `make oracle-ir`)")
+    for path in files:
+        base = path[: -len(".ir.json")]
+        out_path = base + ".out.json"
+        if not os.path.exists(out_path):
+            raise GenError(f"FAIL: {rel(path)} has no vLLM output {rel(out_path)}")
+        ir = read(path)
+        try:
+            prog = translate(ir, rel(path))
+        except Outside as e:
+            raise GenError(e.line())
+        with open(out_path, encoding="utf-8") as f:
+            out = json.load(f)
+        kind = outputs.form(ir.observes)
+        if kind == "generic":
+            raise GenError(f"FAIL: {rel(path)} observes {', '.join(ir.observes)}: neither a request "
+                           "scenario's (first, done) nor a trace's (sent, first, done)")
+        stem = os.path.basename(base)
+        name = ident(stem)
+        if name in names:
+            name = ident(os.path.basename(os.path.dirname(path)) + "_" + stem)
+        names.add(name)
+        sources.append({"sha": sha256(path), "path": comment(rel(path))})
+        sources.append({"sha": sha256(out_path), "path": comment(rel(out_path))})
+        f_ = fuel(ir)
+        want_obs = outputs.expected(ir.observes, out)
+        want_steps = out["steps"]
+        m = exec_ref.run(prog, f_)
+        if not exec_ref.complete(m):
+            raise GenError(f"FAIL: {rel(path)}: the run does not end within fuel {f_}")
+        got_obs = exec_ref.observations(prog, m)
+        got_steps = exec_ref.steps(prog, f_)
+        prog_name = f"prog_{name}"
+        thm = f"vllm_{name}"
+        scen = os.path.relpath(base + ".json", ROOT).replace(os.sep, "/")
+        obs_names = ", ".join(ir.observes)
+        if kind == "scenario":
+            lhs = f"Serq.Exec.runW {prog_name} {f_}"
+            rhs = lean((want_obs, out["preemptions"]))
+            agrees = got_obs == want_obs and m.preempts == out["preemptions"]
+            what = f"per request its {obs_names} (a token sampled in step k exists at time k + 1), " \
+                   "and the number of preemptions"
+        else:
+            lhs = f"(Serq.Exec.runW {prog_name} {f_}).1"
+            rhs = lean(want_obs)
+            agrees = got_obs == want_obs
+            what = f"per session and turn its {obs_names}"
+        steps_ok = got_steps == want_steps
+        vllm = out.get("vllm", "?")
+        doc = (f"vLLM {vllm}'s scheduler on {scen} ({rel(out_path)}): {what}.")
+        steps_doc = f"vLLM {vllm}'s step count on {scen}: the last token's time, plus the call that flushes it."
+        t = {
+            "prog": prog_name,
+            "prog_doc": comment(f"The program of {rel(path)} (compiled from {source_name(ir)})."),
+            "term": lean_program(prog),
+            "doc": comment(doc),
+            "keyword": f"theorem {thm} :" if agrees else f"def {thm}_stated : Prop :=",
+            "statement": f"{lhs} =\n      {rhs}",
+            "proof": " := by\n  decide +kernel" if agrees else "",
+            "steps_doc": comment(steps_doc),
+            "steps_keyword": f"theorem {thm}_steps :" if steps_ok else f"def {thm}_steps_stated : Prop :=",
+            "steps_statement": f"Serq.Exec.steps {prog_name} {f_} = {want_steps}",
+            "steps_proof": " := by\n  decide +kernel" if steps_ok else "",
+        }
+        if not agrees:
+            unproved.append(f"{thm}_stated  {rel(path)}: exec_ref gives {lean((got_obs, m.preempts))}")
+        if not steps_ok:
+            unproved.append(f"{thm}_steps_stated  {rel(path)}: exec_ref gives {got_steps} steps")
+        theorems.append(t)
+    e = env()
+    banner = banner_text(e, "python -m leangen oracle", "Files read", sources)
+    lean_text = e.get_template("oracle.lean.j2").render(banner=banner, theorems=theorems)
+    txt = e.get_template("unproved.txt.j2").render(
+        what="oracle statements of Serq/Gen/Oracle.lean that Exec (by exec_ref) does not reproduce, "
+             "stated and not proved", command="python -m leangen oracle", items=unproved, outside=[])
+    return [Output("Serq/Gen/Oracle.lean", lean_text), Output("Serq/Gen/Oracle.unproved.txt", txt)]
+
+
+def banner_text(e: jinja2.Environment, command: str, label: str, sources: list) -> str:
+    return e.get_template("banner.lean.j2").render(generator=GENERATOR, ir_version=M.IR_VERSION,
+                                                   command=command, label=label,
+                                                   sources=sources).rstrip("\n")
+
+
+# ---------------------------------------------------------------- claims
+
+def claim_files() -> list[str]:
+    """The programs whose claims are stated: every example's IR, as
+    `make golden` writes it (tests/golden/ir/)."""
+    return sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "ir", "*.ir.json")))
+
+
+def proved_claims(lean_dir: str) -> set[str]:
+    """The claims `Serq/Thm/ClaimProofs.lean` proves: its theorems, named
+    after the claims' propositions."""
+    path = os.path.join(lean_dir, "Serq", "Thm", "ClaimProofs.lean")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return set()
+    from .audit import strip_comments
+    return set(re.findall(r"^\s*theorem\s+([A-Za-z_][A-Za-z0-9_']*)", strip_comments(text), re.M))
+
+
+FORMS = {"everyIter": "every iteration of the engine", "someIter": "some iteration of the engine",
+         "atEnd": "at end"}
+VERDICT = {True: "holds", False: "does not hold"}
+
+
+def claims_outputs(paths: list[str], lean_dir: str) -> list[Output]:
+    sources = []
+    programs = []
+    unproved = []
+    outside = []
+    proved = proved_claims(lean_dir)
+    names: set[str] = set()
+    for path in paths:
+        ir = read(path)
+        if not ir.claims:
+            continue
+        sources.append({"sha": sha256(path), "path": comment(rel(path))})
+        try:
+            prog = translate(ir, rel(path))
+            claims = translate_claims(ir, rel(path))
+        except Outside as e:
+            outside.append(comment(f"{rel(path)} ({len(ir.claims)} claim{'s' if len(ir.claims) != 1 else ''}): "
+                                   f"{e.line()}"))
+            continue
+        stem = ident(os.path.basename(path)[: -len(".ir.json")])
+        while stem in names:
+            stem += "_"
+        names.add(stem)
+        f_ = fuel(ir)
+        prog_name = f"prog_{stem}"
+        items = []
+        for (cname, claim), decl in zip(claims, ir.claims):
+            name = f"{stem}_{ident(cname)}"
+            verdict = VERDICT[exec_ref.check(prog, f_, claim)]
+            has_proof = name in proved
+            items.append({
+                "name": name,
+                "doc": comment(f"claim `{cname}` ({ir.loc_str(decl.loc)}): {FORMS[claim.kind]}"
+                        + ("" if claim.given[0] == "none" else ", given its `given`")
+                        + f".  exec_ref: {verdict}.  Proof: "
+                        + ("Serq/Thm/ClaimProofs.lean." if has_proof else "none (Claims.unproved.txt).")),
+                "statement": f"Serq.Claims.check {prog_name} {f_} {lean(claim)} = true",
+            })
+            if not has_proof:
+                unproved.append(f"{name}  claim `{cname}` of {rel(path)} ({ir.loc_str(decl.loc)}); "
+                                f"exec_ref: {verdict}")
+        programs.append({"name": prog_name,
+                         "doc": comment(f"The program of {rel(path)} (compiled from {source_name(ir)})."),
+                         "term": lean_program(prog), "claims": items})
+    e = env()
+    banner = banner_text(e, "python -m leangen claims", "The IR files read that have claims", sources)
+    lean_text = e.get_template("claims.lean.j2").render(banner=banner, programs=programs, outside=outside)
+    txt = e.get_template("unproved.txt.j2").render(
+        what="claims of Serq/Gen/Claims.lean without a proof in Serq/Thm/ClaimProofs.lean",
+        command="python -m leangen claims", items=unproved, outside=outside)
+    return [Output("Serq/Gen/Claims.lean", lean_text), Output("Serq/Gen/Claims.unproved.txt", txt)]
+
+
+# ---------------------------------------------------------------- write or compare
+
+def write(outs: list[Output], lean_dir: str) -> None:
+    for o in outs:
+        path = os.path.join(lean_dir, o.path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(o.text)
+
+
+def stale(outs: list[Output], lean_dir: str) -> list[str]:
+    """The files whose text is not what the generator writes now."""
+    bad = []
+    for o in outs:
+        path = os.path.join(lean_dir, o.path)
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                old = f.read()
+        except OSError:
+            old = None
+        if old != o.text:
+            bad.append(rel(path))
+    return bad

@@ -1,0 +1,190 @@
+"""The fragment checker: it accepts the oracle programs and refuses each
+construct the development guide's "What fits in the fragment" leaves out,
+naming it and its source location."""
+
+import dataclasses
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from serq.ir import dumps, model as M
+from leangen.fragment import Outside, check, translate
+
+from .util import ROOT, oracle_ir, scenario_inputs
+
+SRC = "examples/oracle/vllm_request.sq"
+ALL = scenario_inputs("scenarios") + scenario_inputs("traces") + scenario_inputs("random")
+
+
+@pytest.mark.parametrize("path", ALL, ids=[os.path.basename(p)[:-5] for p in ALL])
+def test_accepts_every_oracle_program(path):
+    check(oracle_ir(path))
+
+
+def hol():
+    return oracle_ir(os.path.join(ROOT, "tools", "oracle", "scenarios", "hol.json"))
+
+
+R = dataclasses.replace
+
+
+def with_stmt(p, block, i, stmt):
+    b = p.blocks[block]
+    stmts = list(b.stmts)
+    stmts[i] = stmt
+    blocks = list(p.blocks)
+    blocks[block] = R(b, stmts=tuple(stmts))
+    return R(p, blocks=tuple(blocks))
+
+
+def insert_stmt(p, block, stmt, loc):
+    b = p.blocks[block]
+    blocks = list(p.blocks)
+    blocks[block] = R(b, stmts=(stmt,) + b.stmts, locs=(loc,) + b.locs, sides=(b.sides[0],) + b.sides)
+    return R(p, blocks=tuple(blocks))
+
+
+def set0(p, expr):
+    """Block 0's first statement (`set prompt = …`, line 65) sets expr."""
+    return with_stmt(p, 0, 0, M.SSet(12, expr))
+
+
+def with_pool(p, i, **kw):
+    pools = list(p.pools)
+    pools[i] = R(pools[i], **kw)
+    return R(p, pools=tuple(pools))
+
+
+def with_step(p, **kw):
+    st = p.stages[0]
+    stages = list(p.stages)
+    stages[0] = R(st, kind=R(st.kind, **kw))
+    return R(p, stages=tuple(stages))
+
+
+def with_stage(p, i, **kw):
+    stages = list(p.stages)
+    stages[i] = R(stages[i], **kw)
+    return R(p, stages=tuple(stages))
+
+
+def the_hold(p):
+    return p.blocks[1].stmts[3]
+
+
+N = M.ENum
+KV = M.Ref(0, 1, None)
+REQS = M.Ref(1, 1, None)
+AT = M.Loc(0, 70, 5)
+
+CASES = {
+    "draw": (lambda p: set0(p, M.ESample("Exp", (N(1.0),))), f"a draw (~exp) at {SRC}:65:12"),
+    "poisson": (lambda p: R(p, arrival=M.APoisson(0.5)), f"poisson arrivals (arrive poisson(…)) at {SRC}:67:7"),
+    "renewal": (lambda p: R(p, arrival=M.ARenewal(N(2.0))), f"renewal arrivals (arrive renewal(…)) at {SRC}:67:7"),
+    "batch": (lambda p: R(p, arrival=M.ABatch(3)),
+              f"a batch of sessions that are not explicit (arrive batch(…)) at {SRC}:67:7"),
+    "closed": (lambda p: R(p, arrival=M.AClosed(3)), f"a closed population (arrive closed(…)) at {SRC}:67:7"),
+    "non_lru": (lambda p: with_pool(p, 0, evict=M.EvictBy((M.ECtx("Age"),))),
+                f"a non-LRU pool `kv` (evict by) at {SRC}:58:3"),
+    "spill": (lambda p: with_pool(p, 0, spill=M.Spill(REQS, M.Ref(1, 1, None), N(1.0), N(1.0))),
+              f"spill on pool `kv` at {SRC}:58:3"),
+    "queue_key": (lambda p: with_pool(p, 1, queue=(M.EAttr(12),)), f"a queue key on pool `reqs` (queue by) at {SRC}:59:3"),
+    "reserve_held": (lambda p: with_pool(p, 0, reserve_held=True), f"reserve held on pool `kv` at {SRC}:58:3"),
+    "preempt_none": (lambda p: with_pool(p, 0, preempt=M.PreemptNone()),
+                     f"the engine's memory `kv` with a preemption other than lifo at {SRC}:58:3"),
+    "requeue_tail": (lambda p: with_pool(p, 0, preempt=M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), True)),
+                     f"the engine's memory `kv` with a preemption other than lifo at {SRC}:58:3"),
+    "cost": (lambda p: with_step(p, cost=N(2.0)),
+             f"an iteration cost other than the step clock (execute (1)) at {SRC}:22:3"),
+    "cost_tokens": (lambda p: with_step(p, cost=M.EBinary("Add", N(1.0), M.ECtx("Ntok"))),
+                    f"an iteration cost other than the step clock (execute (1)) at {SRC}:22:3"),
+    "exclusive": (lambda p: with_step(p, serve=M.ServeExclusivePrefill()), f"exclusive prefill at {SRC}:22:3"),
+    "decode_first": (lambda p: with_step(p, serve=M.ServeBy((M.ECtx("Decoding"),))),
+                     f"a serving order other than admission order (advance running by …) at {SRC}:22:3"),
+    "iteration": (lambda p: with_step(p, iteration=(M.IServe(),)),
+                  f"a schedule other than vLLM's (an iteration body) at {SRC}:22:3"),
+    "granule": (lambda p: with_step(p, granule=16.0), f"a granule at {SRC}:22:3"),
+    "fifo": (lambda p: with_stage(p, 1, kind=M.KFifo(1)), f"a fifo stage `gate` at {SRC}:60:3"),
+    "ps": (lambda p: with_stage(p, 1, kind=M.KPs(N(1.0))), f"a ps stage `gate` at {SRC}:60:3"),
+    "fractional": (lambda p: set0(p, N(0.5)), f"a fractional constant 0.5 at {SRC}:65:12"),
+    "negative": (lambda p: set0(p, N(-1.0)), f"a negative constant -1 at {SRC}:65:12"),
+    "infinite": (lambda p: set0(p, N(math.inf)), f"an infinite constant at {SRC}:65:12"),
+    "division": (lambda p: set0(p, M.EBinary("Div", N(4.0), N(2.0))), f"a division outside floor(a / b) at {SRC}:65:12"),
+    "power": (lambda p: set0(p, M.EBinary("Pow", N(4.0), N(2.0))), f"a power (^) at {SRC}:65:12"),
+    "not": (lambda p: set0(p, M.EUnary("Not", N(0.0))), f"`!` at {SRC}:65:12"),
+    "and": (lambda p: set0(p, M.EBinary("And", N(1.0), N(1.0))), f"`&&` at {SRC}:65:12"),
+    "sqrt": (lambda p: set0(p, M.EFn("Sqrt", (N(4.0),))), f"the function `sqrt` at {SRC}:65:12"),
+    "floor": (lambda p: set0(p, M.EFn("Floor", (M.EAttr(9),))), f"floor of something other than a / b at {SRC}:65:12"),
+    "used": (lambda p: set0(p, M.EQuery("Used", KV)), f"the observable `used` at {SRC}:65:12"),
+    "waited": (lambda p: set0(p, M.ECtx("Waited")), f"the context variable `waited` at {SRC}:65:12"),
+    "budget_left": (lambda p: set0(p, M.EQuery("BudgetLeft", M.Ref(0, 1, None))),
+                    f"budget_left outside a hold the engine admits at {SRC}:65:12"),
+    "fork": (lambda p: insert_stmt(p, 2, M.SFork(3), AT), f"a fork at {SRC}:70:5"),
+    "join": (lambda p: insert_stmt(p, 2, M.SJoin(), AT), f"join at {SRC}:70:5"),
+    "while": (lambda p: insert_stmt(p, 2, M.SWhile(N(0.0), 3), AT), f"a while loop at {SRC}:70:5"),
+    "choose": (lambda p: insert_stmt(p, 2, M.SChoose(12, N(2.0), ()), AT), f"choose at {SRC}:70:5"),
+    "grow": (lambda p: insert_stmt(p, 2, M.SGrow(KV, N(4.0)), AT), f"grow at {SRC}:70:5"),
+    "drop": (lambda p: insert_stmt(p, 2, M.SDrop(KV), AT), f"drop at {SRC}:70:5"),
+    "release": (lambda p: insert_stmt(p, 2, M.SRelease(KV), AT), f"release at {SRC}:70:5"),
+    "load": (lambda p: insert_stmt(p, 2, M.SLoad(KV, N(4.0)), AT), f"load at {SRC}:70:5"),
+    "lease": (lambda p: with_stmt(p, 1, 3, R(the_hold(p), lease=M.Lease(KV, N(1.0)))), f"a lease at {SRC}:73:5"),
+    "growing_reqs": (lambda p: with_stmt(p, 2, 3, R(p.blocks[2].stmts[3], growing=REQS)),
+                     f"a growing run on `reqs`, which is not the engine's memory at {SRC}:50:7"),
+    "multi_stage_run": (lambda p: with_stmt(p, 2, 3, R(p.blocks[2].stmts[3], also=(M.Ref(1, 1, None),))),
+                        f"a run over several stages at {SRC}:50:7"),
+    "trace": (lambda p: R(p, trace="data/short.csv"),
+              f"a trace (data/short.csv; inline it with serq ir --inline-trace) at {SRC}:67:7"),
+    "turn_block": (lambda p: R(p, turn=0), f"a turn block (its attributes are drawn per turn) at {SRC}:65:12"),
+    "stage_family": (lambda p: with_stage(p, 1, index=0), f"a family of stages `gate[…]` at {SRC}:60:3"),
+    "register": (lambda p: R(p, registers=(M.Register("r", 0, 0.0),)), "an engine register `r` at hol.ir.json"),
+    "claim_attention": (lambda p: R(p, claims=(M.Claim("c", M.CEvery(0), M.ECtx("Attn"), None, M.Loc(0, 80, 3)),)),
+                        f"the context variable `batch.attention` at {SRC}:80:3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_refuses(name):
+    mutate, message = CASES[name]
+    p = mutate(hol())
+    with pytest.raises(Outside) as e:
+        check(p, "hol.ir.json")
+    assert e.value.line() == f"FAIL: outside the Lean fragment: {message}"
+
+
+def test_the_replay_cost_with_zero_coefficients_is_the_step_clock():
+    p = with_step(hol(), cost=M.EBinary("Add", N(1.0), M.EBinary("Mul", N(0.0), M.ECtx("Ntok"))))
+    check(p)
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "leangen", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_cli_check(tmp_path):
+    good = tmp_path / "good.ir.json"
+    good.write_text(dumps(hol()), encoding="utf-8")
+    res = run_cli("check", str(good))
+    assert res.returncode == 0 and res.stdout.startswith("ok: ")
+    bad = tmp_path / "bad.ir.json"
+    bad.write_text(dumps(R(hol(), arrival=M.APoisson(0.5))), encoding="utf-8")
+    res = run_cli("check", str(bad))
+    assert res.returncode == 1
+    assert res.stdout == f"FAIL: outside the Lean fragment: poisson arrivals (arrive poisson(…)) at {SRC}:67:7\n"
+
+
+def test_cli_exec_refuses_outside(tmp_path):
+    bad = tmp_path / "bad.ir.json"
+    bad.write_text(dumps(R(hol(), arrival=M.APoisson(0.5))), encoding="utf-8")
+    res = run_cli("exec", str(bad))
+    assert res.returncode == 1 and res.stderr.startswith("FAIL: outside the Lean fragment: poisson")
+
+
+def test_translation_of_the_oracle_program():
+    p = translate(hol())
+    assert [x.viaEngine for x in p.pools] == [False, True]
+    assert p.engine.memory == ("some", 0)
+    assert p.nobs == 2 and len(p.sessions) == 3
+    assert p.sessions[1].attrs == [(12, 50), (13, 4), (14, 1)]
