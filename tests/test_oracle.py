@@ -69,3 +69,59 @@ def test_the_committed_outputs_are_what_vllm_gives_now():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout) == _vllm("tools/oracle/scenarios/hol.json")
+
+
+needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
+
+
+@pytest.mark.vllm
+@needs_vllm
+def test_oracle_diff_says_agree_and_times_both():
+    from click.testing import CliRunner
+    from serq.cli import main
+    r = CliRunner().invoke(main, ["oracle", "diff", "tools/oracle/scenarios/preempt.json"])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("agree\ntime: serQ ")
+
+
+@pytest.mark.vllm
+@needs_vllm
+def test_a_small_fuzz_finds_no_disagreement(tmp_path):
+    from click.testing import CliRunner
+    from serq.cli import main
+    r = CliRunner().invoke(main, ["oracle", "fuzz", "--n", "30", "--seed", "3", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "fuzz: 30 scenarios (seed 3), 0 disagreed" in r.output
+
+
+def test_first_divergence_names_the_step_and_both_sides():
+    from serq.oracle import divergence as D
+    theirs = D.theirs_by_step([
+        {"step": 0, "tokens": {"0": 8}, "admitted": [0], "preempted": [], "free_blocks": 3},
+        {"step": 1, "tokens": {"0": 1}, "admitted": [], "preempted": [], "free_blocks": 3},
+        {"step": 2, "tokens": {"0": 1, "1": 4}, "admitted": [1], "preempted": [], "free_blocks": 1}])
+    ours = D.ours_by_step([
+        {"time": 0.0, "tokens": {0: 8.0}, "admitted": [0], "preempted": [], "free": 12.0},
+        {"time": 1.0, "tokens": {0: 1.0}, "admitted": [], "preempted": [], "free": 12.0},
+        {"time": 2.0, "tokens": {0: 1.0}, "admitted": [], "preempted": [], "free": 12.0}], block=4)
+    assert D.report(ours, theirs) == (
+        "first divergence at step 2:\n"
+        "  serQ: scheduled {r0: 1}; 3 blocks free\n"
+        "  vLLM: scheduled {r0: 1, r1: 4}; admitted r1; 1 blocks free\n"
+        "before it (both):\n"
+        "  step 0: scheduled {r0: 8}; admitted r0; 3 blocks free\n"
+        "  step 1: scheduled {r0: 1}; 3 blocks free")
+
+
+def test_fuzz_scenarios_are_feasible_and_shrinking_keeps_the_property():
+    import random
+    from serq.oracle import fuzz as F, scenario as S
+    for i in range(300):
+        s = F.generate(random.Random(f"7:{i}"), i)
+        S.check(s)
+        assert F.feasible(s)
+    big = F.generate(random.Random("7:3"), 3)
+    # a stand-in for "disagrees": some request has a prompt of at least 5
+    small = F.shrink(big, lambda c: any(r["prompt"] >= 5 for r in c["requests"]))
+    assert len(small["requests"]) == 1 and small["requests"][0]["prompt"] == 5
+    assert small["requests"][0]["out"] == 1 and F.feasible(small)
