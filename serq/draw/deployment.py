@@ -33,15 +33,7 @@ from .text import Namer, elide, loc_str, num
 _MISSING = object()
 
 
-def child_blocks(s: M.Stmt) -> list[int]:
-    t = type(s)
-    if t is M.SHold:
-        return [s.body]
-    if t is M.SBranch:
-        return [s.then] + ([s.other] if s.other is not None else [])
-    if t in (M.SLoop, M.SWhile, M.SFork):
-        return [s.body]
-    return []
+child_blocks = M.child_blocks
 
 
 def station_key(p: M.Program, ref: M.Ref) -> str:

@@ -559,3 +559,16 @@ class Program:
     def stage_label(self, i: int) -> str:
         s = self.stages[i]
         return s.name if s.index is None else f"{s.name}[{s.index}]"
+
+
+def child_blocks(s: Stmt) -> list[int]:
+    """The blocks a statement's bodies are (a hold's body, a branch's arms,
+    a loop's, a while's or a fork's body)."""
+    t = type(s)
+    if t is SHold:
+        return [s.body]
+    if t is SBranch:
+        return [s.then] + ([s.other] if s.other is not None else [])
+    if t in (SLoop, SWhile, SFork):
+        return [s.body]
+    return []

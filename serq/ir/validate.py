@@ -149,7 +149,7 @@ class Checker:
         refs: dict[int, int] = {}
         for b, block in enumerate(p.blocks):
             for s in block.stmts:
-                for child in _child_blocks(s):
+                for child in M.child_blocks(s):
                     if not (0 <= child < nb):
                         self.problem("E910", f"block {b}: refers to block {child}, out of range")
                         continue
@@ -173,7 +173,7 @@ class Checker:
                 continue
             seen.add(b)
             for s in p.blocks[b].stmts:
-                stack.extend(_child_blocks(s))
+                stack.extend(M.child_blocks(s))
         for b in range(nb):
             if b not in seen:
                 self.problem("E910", f"block {b} is not reachable from init, turn or session")
@@ -816,17 +816,6 @@ def _join_cost(a, b, ea, eb):
     return "Value"
 
 
-def _child_blocks(s: M.Stmt) -> list[int]:
-    t = type(s)
-    if t is M.SHold:
-        return [s.body]
-    if t is M.SBranch:
-        return [s.then] + ([s.other] if s.other is not None else [])
-    if t in (M.SLoop, M.SWhile, M.SFork):
-        return [s.body]
-    return []
-
-
 def _iter_reaches(body: tuple) -> bool:
     for it in body:
         if type(it) in (M.IServe, M.IAdmit):
@@ -840,10 +829,6 @@ def _fmt(v: float) -> str:
     if isinstance(v, float) and v == math.floor(v) and math.isfinite(v):
         return str(int(v))
     return str(v)
-
-
-def child_blocks(s: M.Stmt) -> list[int]:
-    return _child_blocks(s)
 
 
 def validate(program: M.Program, span_of: Optional[Callable[[object], Optional[Span]]] = None) -> None:

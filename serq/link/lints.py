@@ -192,14 +192,7 @@ def _is_nested_server_block(p: M.Program, bi: int) -> bool:
         for st, side in zip(b.stmts, b.sides):
             if side != "server":
                 continue
-            t = type(st)
-            kids = []
-            if t is M.SHold:
-                kids = [st.body]
-            elif t is M.SBranch:
-                kids = [st.then] + ([st.other] if st.other is not None else [])
-            elif t in (M.SLoop, M.SWhile, M.SFork):
-                kids = [st.body]
+            kids = M.child_blocks(st)
             if bi in kids:
                 return True
     return False

@@ -5,24 +5,18 @@ its sessions, with their turns, as explicit sessions."""
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from ..ir.trace import TraceTurn, turn_attrs
+from .scenario import read_json
 
 PROGRAM = "examples/replay/vllm_replay.sq"
 KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions"}
 
 
 def load(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as e:
-        raise SerqError(Diagnostic("E950", f"cannot read trace {path}: {e.strerror}"))
-    except json.JSONDecodeError as e:
-        raise SerqError(Diagnostic("E950", f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}"))
+    data = read_json(path, "trace")
     check(data, path)
     return data
 

@@ -15,14 +15,19 @@ PROGRAM = os.path.join("examples", "oracle", "vllm_request.sq")
 KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "requests"}
 
 
-def load(path: str) -> dict:
+def read_json(path: str, what: str):
+    """A scenario's or a trace's JSON, or a located error."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return json.load(f)
     except OSError as e:
-        raise SerqError(Diagnostic("E950", f"cannot read scenario {path}: {e.strerror}"))
+        raise SerqError(Diagnostic("E950", f"cannot read {what} {path}: {e.strerror}"))
     except json.JSONDecodeError as e:
         raise SerqError(Diagnostic("E950", f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}"))
+
+
+def load(path: str) -> dict:
+    data = read_json(path, "scenario")
     check(data, path)
     return data
 
