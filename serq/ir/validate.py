@@ -826,8 +826,12 @@ def _iter_reaches(body: tuple) -> bool:
 
 
 def _fmt(v: float) -> str:
-    if isinstance(v, float) and v == math.floor(v) and math.isfinite(v):
+    if isinstance(v, float) and math.isfinite(v) and v == math.floor(v):
         return str(int(v))
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
     return str(v)
 
 

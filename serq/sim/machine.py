@@ -28,7 +28,9 @@ from typing import Optional
 from ..diag import Span
 from ..ir import model as M
 from ..ir.expr import is_test
+from . import claims as claims_mod
 from . import rng as R
+from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard, is_static
 from .errors import Fault, RunError, fmt_num, fmt_time
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
@@ -55,7 +57,6 @@ C_WAITED = CTX["Waited"]
 C_SIZE, C_AGE, C_LAST, C_WAITING = CTX["Size"], CTX["Age"], CTX["Last"], CTX["Waiting"]
 C_PRESENT = CTX["Present"]
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
-C_DEMAND, C_SERVED, C_ARRIVED = CTX["Demand"], CTX["Served"], CTX["Arrived"]
 
 
 class CS:
@@ -295,17 +296,10 @@ class Sim:
         # gauges and claims
         self.gauges = [self.comp.expr(g.expr) for g in program.gauges]
         self.gauge_pts = [[] for _ in program.gauges]
-        self.claims = []
-        for c in program.claims:
-            self.claims.append({
-                "decl": c, "f": self.comp.expr(c.expr),
-                "given": self.comp.expr(c.given) if c.given is not None else None,
-                "verdict": None, "time": None, "session": None, "scope": True,
-            })
+        self.claims = [ClaimCheck(self, c) for c in program.claims]
         for c in self.claims:
-            kind = c["decl"].kind
-            if type(kind) in (M.CEvery, M.CSome):
-                self.stages[kind.stage].claims_every.append(c)
+            if c.stage is not None:
+                self.stages[c.stage].claims_every.append(c)
         # the workload
         self.arrival = program.arrival
         self.trace = None
@@ -485,12 +479,17 @@ class Sim:
             self.now = t
             ctx[C_NOW] = t
             if ev[3](ev[4]) is False:
-                continue
-            self.nevents += 1
-            if ready or pools:
-                settle()
-            if not extras:
-                continue
+                # a cancelled event: nothing happened, but it may be the
+                # instant's last, whose end still starts iterations and is
+                # read by the gauges
+                if not extras or (heap and heap[0][0] <= t):
+                    continue
+            else:
+                self.nevents += 1
+                if ready or pools:
+                    settle()
+                if not extras:
+                    continue
             if step_stages and (not heap or heap[0][0] > t):
                 self.start_iterations()
             if hook is not None:
@@ -1645,38 +1644,10 @@ class Sim:
         return f
 
     def check_given(self, t) -> None:
-        for c in self.claims:
-            if c["given"] is None or not c["scope"]:
-                continue
-            v = c["given"](t)
-            if not (v != 0.0 and v == v):
-                c["scope"] = False
-                c["session"] = t.sess.sid
+        claims_mod.check_given(self, t)
 
-    def check_iteration_claims(self, stage, plan, ntok) -> None:
-        ctx = self.ctx
-        chunk = plan.chunk
-        demand = 0.0
-        for j in stage.residents:
-            if j.mode == MODE_DECODE:
-                demand += min(1.0, j.rem)
-            else:
-                demand += min(j.rem, chunk) if chunk > 0 else j.rem
-        ctx[C_DEMAND] = demand
-        ctx[C_SERVED] = stage.served_total
-        ctx[C_ARRIVED] = float(self.n_arrived)
-        for c in stage.claims_every:
-            if not c["scope"] or c["verdict"] in ("fails", "witnessed"):
-                continue
-            v = c["f"](self.mcar)
-            ok = v != 0.0 and v == v
-            if type(c["decl"].kind) is M.CEvery:
-                if not ok:
-                    c["verdict"] = "fails"
-                    c["time"] = self.now
-            elif ok:
-                c["verdict"] = "witnessed"
-                c["time"] = self.now
+    def check_iteration_claims(self, stage, plan) -> None:
+        claims_mod.check_iteration(self, stage, plan)
 
     def sample_gauges(self) -> None:
         now = self.now
@@ -1697,23 +1668,8 @@ class Sim:
         for s in self.stages:
             s.tick(end)
         self.tick_live(end)
-        # claims at end
-        for c in self.claims:
-            kind = type(c["decl"].kind)
-            if not c["scope"]:
-                c["verdict"] = "out of scope"
-                continue
-            if kind is M.CAtEnd:
-                if self.live > 0:
-                    c["verdict"] = "not evaluated"
-                else:
-                    v = c["f"](self.mcar)
-                    c["verdict"] = "holds" if (v != 0.0 and v == v) else "fails"
-                    c["time"] = end
-            elif kind is M.CEvery and c["verdict"] is None:
-                c["verdict"] = "holds"
-            elif kind is M.CSome and c["verdict"] is None:
-                c["verdict"] = "not witnessed"
+        # claims at end, and the verdicts of the others
+        claims_mod.finish(self)
         # over-cap heads
         for pool in self.pools:
             req = pool.head() if pool.nqueued else None

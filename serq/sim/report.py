@@ -20,6 +20,17 @@ an engine: an iteration running; a shared stage: Σ flow rate / φ);
 ``mean_wait`` the mean time a completed job waited before its service
 started (0 on every kind but fifo) and ``mean_service`` the mean of the
 rest of its time at the stage.
+
+Gauges (``gauges.<name>``): ``mean``, the time average over [warmup, end] of
+the value read at the end of every instant; ``ci``, the batch-means 95 %
+half-width over 20 equal windows of [warmup, end]; ``min`` and ``max``, the
+least and greatest value held there for a positive time.  ``--dump`` writes
+``gauge/<name>.csv`` (``time,value``), the change points from time 0.
+
+Claims (``claims[]``): one record per claim in declaration order, the fields
+of ``serq.sim.claims``; the text report gives them as a table whose last
+column is what the claim read where it failed or was witnessed (at the end,
+for a claim at end; the session's attributes, out of scope).
 """
 
 from __future__ import annotations
@@ -143,8 +154,8 @@ class Report:
         else:
             self._gauge_pts = []
         if p.claims:
-            d["claims"] = [{"name": cl["decl"].name, "verdict": cl["verdict"], "time": cl["time"],
-                            "session": cl["session"]} for cl in sim.claims]
+            d["claims"] = [c.entry(sim) for c in sim.claims]
+            self._claims_live = {c.name: c.live for c in sim.claims}
         self._data = d
         # notes for the text report
         notes = []
@@ -212,18 +223,30 @@ class Report:
         out.append("")
         out.extend(_table(["client", "count", "mean", "95% CI", "cv2", "p99"], rows))
         if "claims" in d:
+            rows = [[c["name"], c["form"] + (f" of {c['stage']}" if c["stage"] is not None else ""),
+                     c["verdict"], self._claim_where(c), _claim_read(c["read"])] for c in d["claims"]]
             out.append("")
-            for c in d["claims"]:
-                line = f"claim {c['name']}: {c['verdict']}"
-                if c["verdict"] in ("fails", "witnessed") and c["time"] is not None:
-                    line += f" at {_g(c['time'])}"
-                if c["verdict"] == "out of scope" and c["session"] is not None:
-                    line += f" (session {c['session']})"
-                out.append(line)
+            out.extend(_table(["claim", "form", "verdict", "where", "read"], rows, left=5))
         if self._tail:
             out.append("")
             out.extend(self._tail)
         return "\n".join(out)
+
+    def _claim_where(self, c: dict) -> str:
+        v = c["verdict"]
+        if v in ("fails", "witnessed") and c["iteration"] is not None:
+            return f"iteration {c['iteration']}, time {_g(c['time'])}"
+        if v in ("holds", "not_witnessed") and c["iterations"] is not None:
+            n = c["iterations"]
+            return f"{n} iteration{'s' if n != 1 else ''}"
+        if v in ("holds", "fails"):
+            return f"end {_g(c['time'])}"
+        if v == "out_of_scope":
+            return f"session {c['session']}, time {_g(c['time'])}"
+        if v == "not_evaluated":
+            n = self._claims_live.get(c["name"]) or 0
+            return f"{n} session{'s' if n != 1 else ''} live at the end {_g(c['time'])}"
+        return ""
 
     # -- samples -----------------------------------------------------------
     def samples(self, name: str) -> list:
@@ -299,15 +322,23 @@ def _fmt_int(x) -> str:
     return str(x)
 
 
-def _table(header: list, rows: list) -> list:
-    """Columns as wide as their widest entry: the first left-aligned, the
-    others right-aligned, two spaces apart, a rule under the header."""
+def _claim_read(read) -> str:
+    """What a claim read, `name = value`, in the order it reads them."""
+    if not read:
+        return ""
+    return ", ".join(f"{k} = {_g(v)}" for k, v in read.items())
+
+
+def _table(header: list, rows: list, left: int = 1) -> list:
+    """Columns as wide as their widest entry: the first ``left`` left-aligned
+    (the names; all of a table of words), the others right-aligned, two
+    spaces apart, a rule under the header."""
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
 
     def line(cells):
         parts = []
         for i, c in enumerate(cells):
-            parts.append(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]))
+            parts.append(c.ljust(widths[i]) if i < left else c.rjust(widths[i]))
         return "  ".join(parts).rstrip()
     out = [line(header), "  ".join("-" * w for w in widths)]
     out.extend(line(r) for r in rows)

@@ -15,6 +15,7 @@ order statistics (numpy's default rule).
 
 from __future__ import annotations
 
+import bisect
 import math
 
 BATCHES = 20
@@ -71,7 +72,9 @@ def percentile(values: list, q: float) -> float:
 def time_windows(points: list, t0: float, t1: float, windows: int = BATCHES):
     """Time average, windowed batch-means CI, least and greatest value held
     for a positive time, of a step function given by its change points
-    ``[(time, value), …]`` (the value holds from its time to the next)."""
+    ``[(time, value), …]`` (the value holds from its time to the next), over
+    [t0, t1].  A NaN held for a positive time makes the average (and its
+    window's mean) NaN; the least and greatest are of the numbers held."""
     if t1 <= t0 or not points:
         return NAN, NAN, NAN, NAN
     width = (t1 - t0) / windows
@@ -86,16 +89,20 @@ def time_windows(points: list, t0: float, t1: float, windows: int = BATCHES):
         b = min(end, t1)
         if b <= a:
             continue
-        lo = min(lo, v)
-        hi = max(hi, v)
+        if v == v:
+            lo = min(lo, v)
+            hi = max(hi, v)
         total += v * (b - a)
-        k = min(int((a - t0) / width), windows - 1) if width > 0 else 0
+        # the windows [edges[k], edges[k+1]) the piece [a, b) overlaps
+        k = min(max(bisect.bisect_right(edges, a) - 1, 0), windows - 1)
         while a < b and k < windows:
-            seg_end = min(b, edges[k + 1])
+            seg_end = b if k == windows - 1 else min(b, edges[k + 1])
             if seg_end > a:
                 areas[k] += v * (seg_end - a)
-            a = seg_end
+                a = seg_end
             k += 1
     mean = total / (t1 - t0)
     means = [areas[k] / (edges[k + 1] - edges[k]) for k in range(windows)]
+    if lo > hi:
+        lo = hi = NAN
     return mean, ci_of_means(means), lo, hi

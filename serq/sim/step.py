@@ -42,7 +42,6 @@ C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
 C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
 C_DECODING, C_ADMISSION, C_REMAINING = CTX["Decoding"], CTX["Admission"], CTX["Remaining"]
 C_ADMITTED, C_PREEMPTED = CTX["Admitted"], CTX["Preempted"]
-C_DEMAND, C_SERVED, C_ARRIVED = CTX["Demand"], CTX["Served"], CTX["Arrived"]
 
 GROW_OK, GROW_SELF, GROW_STALL = 0, 1, 2
 
@@ -93,6 +92,7 @@ class StepStage(Stage):
         self.fail_evt = -1
         self.last_failed = False
         self.it = 0
+        self.iters_all = 0      # iterations from the start of the run (warm-up included)
         self.served_total = 0.0
         self.batch = []
         self.batch_cost = 0.0
@@ -333,8 +333,7 @@ class StepStage(Stage):
             sim.machine_fault(Fault("R006", f"engine `{self.label}`: an iteration that schedules "
                                             f"{fmt_num(ntok)} tokens costs 0; an iteration lasts a "
                                             "positive time"), self.decl.loc)
-        if self.claims_every:
-            sim.check_iteration_claims(self, plan, ntok)
+        self.iters_all += 1     # from the start of the run: a claim names its iteration
         if sim.step_log is not None:
             sim.step_log.append({
                 "stage": self.label, "time": sim.now,
@@ -346,6 +345,9 @@ class StepStage(Stage):
         self.iterating = True
         self.batch = batch
         self.plan = None
+        if self.claims_every:
+            # read as the iteration starts, its batch scheduled: busy(S) is the batch
+            sim.check_iteration_claims(self, plan)
         if now >= sim.warmup:
             self.iterations += 1
         sim.schedule(now + cost, self._end, batch)

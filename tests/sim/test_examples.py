@@ -14,8 +14,10 @@ from serq.sim import RunError, simulate  # noqa: E402
 from queueing import mva, pk  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+# examples/papers/ run on their papers' clocks (10 µs, µs, steps), on their own
+# horizons, in tests/claims/test_papers.py
 EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.sq"))
-                  if os.path.basename(os.path.dirname(p)) != "lib")
+                  if os.path.basename(os.path.dirname(p)) not in ("lib", "papers"))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: os.path.relpath(p, ROOT))

@@ -294,10 +294,11 @@ def test_gauge_and_claims():
     assert d["gauges"]["used"]["mean"] == pytest.approx(5 * 2 / 10)
     assert d["gauges"]["used"]["max"] == 5.0 and d["gauges"]["used"]["min"] == 0.0
     claims = {c["name"]: c for c in d["claims"]}
-    assert claims["full"] == {"name": "full", "verdict": "holds", "time": None, "session": None}
-    assert claims["small"]["verdict"] == "not witnessed"
+    assert claims["full"] == {"name": "full", "form": "every iteration", "stage": "e", "verdict": "holds",
+                              "time": None, "iteration": None, "iterations": 2, "session": None, "read": None}
+    assert claims["small"]["verdict"] == "not_witnessed"
     assert claims["total"]["verdict"] == "holds"
-    assert "claim full: holds" in r.text()
+    assert "full   every iteration of e  holds" in r.text()
 
 
 def test_online_estimates_and_price():
