@@ -14,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from serq.diag import SerqError  # noqa: E402
+from tools.generated import check_generated, report  # noqa: E402
 
 GOLDEN_HORIZON = 100.0
 
@@ -55,25 +56,6 @@ def oracle_ir(kind: str, path: str) -> str:
     return dumps(p)
 
 
-def check_generated(pairs, write: bool) -> int:
-    """Compare (path, text) pairs with the files, or write them."""
-    failures = 0
-    for path, text in pairs:
-        if write:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-            continue
-        try:
-            with open(path, encoding="utf-8") as f:
-                old = f.read()
-        except OSError:
-            old = None
-        if old != text:
-            print(f"STALE: {path} (regenerate it and review the diff)", file=sys.stderr)
-            failures += 1
-    return failures
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write-golden", action="store_true")
@@ -82,11 +64,12 @@ def main() -> int:
     os.chdir(ROOT)
     failures = 0
     pairs = [(ir_path, oracle_ir(kind, src)) for kind, src, ir_path in oracle_ir_files()]
-    failures += check_generated(pairs, args.write_oracle_ir)
+    failures += report(check_generated(pairs, args.write_oracle_ir, "run `make oracle-ir`"))
     if args.write_oracle_ir:
         print(f"wrote {len(pairs)} oracle IR files")
         return 0
     from serq.link import compile_file
+    golden = []
     for ex in examples():
         try:
             compile_file(ex)
@@ -95,21 +78,8 @@ def main() -> int:
             print(f"FAIL: {ex} does not link", file=sys.stderr)
             failures += 1
             continue
-        path = golden_ir_path(ex)
-        text = golden_ir(ex)
-        if args.write_golden:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    old = f.read()
-            except OSError:
-                old = None
-            if old != text:
-                print(f"STALE: {path} (run `make golden` and review the diff)", file=sys.stderr)
-                failures += 1
+        golden.append((golden_ir_path(ex), golden_ir(ex)))
+    failures += report(check_generated(golden, args.write_golden, "run `make golden` and review the diff"))
     print(f"check: {len(examples())} examples link" + ("" if not failures else f"; {failures} problem(s)"))
     return 1 if failures else 0
 

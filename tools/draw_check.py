@@ -20,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from serq.diag import SerqError  # noqa: E402
+from tools.generated import check_generated  # noqa: E402
 
 GOLDEN_DIR = os.path.join("tests", "golden", "draw")
 # three examples whose figures are kept: a while loop with the engine and its
@@ -83,20 +84,8 @@ def main(argv=None) -> int:
                               encoding="utf-8") as f:
                         f.write(text)
                 if ex in GOLDEN:
-                    path = golden_path(ex, view, fmt)
-                    if args.write:
-                        os.makedirs(GOLDEN_DIR, exist_ok=True)
-                        with open(path, "w", encoding="utf-8") as f:
-                            f.write(text)
-                    else:
-                        try:
-                            with open(path, encoding="utf-8") as f:
-                                old = f.read()
-                        except OSError:
-                            old = None
-                        if old != text:
-                            problems.append(f"STALE: {path} (run tools/draw_check.py --write and review "
-                                            f"the diff)")
+                    problems += check_generated([(golden_path(ex, view, fmt), text)], args.write,
+                                                "run tools/draw_check.py --write and review the diff")
     for p in problems:
         print(p, file=sys.stderr)
     print(f"draw: {drawn} figures of {len(exs)} examples"

@@ -29,6 +29,7 @@ import json
 import math
 import os
 import sys
+import traceback
 
 # ---------------------------------------------------------------------------
 # Environment: must be set before vllm is imported.
@@ -437,3 +438,43 @@ def fail(msg: str, code: int = 2) -> None:
     sys.stderr.write(f"error: {msg}\n")
     sys.stderr.flush()
     raise SystemExit(code)
+
+
+def serve_lines(lines, source: str, handle) -> int:
+    """One JSON input per line in, one compact JSON output per line out, in
+    order (batch and serve modes).  A malformed or infeasible line gives
+    {"error": ...} in its place and the rest go on; returns the exit status
+    (1 if any line failed).  Blank lines produce no output line."""
+    bad = 0
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ScenarioError(f"not valid JSON: {e}") from None
+            out = handle(obj)
+        except ScenarioError as e:
+            bad += 1
+            sys.stderr.write(f"error: {source}:{lineno}: {e}\n")
+            emit(json.dumps({"error": f"line {lineno}: {e}"}))
+            continue
+        except Exception as e:  # keep the batch going; report the crash
+            bad += 1
+            traceback.print_exc()
+            emit(json.dumps({"error": f"line {lineno}: internal error: {e!r}"}))
+            continue
+        emit(json.dumps(out))
+    return 1 if bad else 0
+
+
+def input_lines(batch, serve: bool):
+    """(lines, source) for --batch FILE or --serve (stdin, one line at a time)."""
+    if serve:
+        return (line.rstrip("\n") for line in iter(sys.stdin.readline, "")), "stdin"
+    try:
+        with open(batch, encoding="utf-8") as f:
+            return f.read().splitlines(), batch
+    except OSError as e:
+        fail(f"cannot read {batch}: {e.strerror}")

@@ -173,39 +173,9 @@ def main(argv=None) -> int:
         core.emit(core.dumps_output(out, one_line=False))
         return 0
 
-    if args.serve:
-        lines = (line.rstrip("\n") for line in iter(sys.stdin.readline, ""))
-        source = "stdin"
-    else:
-        try:
-            with open(args.batch, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except OSError as e:
-            core.fail(f"cannot read {args.batch}: {e.strerror}")
-        source = args.batch
-    bad = 0
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue  # blank lines produce no output line
-        try:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ScenarioError(f"not valid JSON: {e}") from None
-            sc = parse_scenario(obj)
-            out = finalize(run_scenario(sc, args.steps), args.stats)
-        except ScenarioError as e:
-            bad += 1
-            sys.stderr.write(f"error: {source}:{lineno}: {e}\n")
-            core.emit(json.dumps({"error": f"line {lineno}: {e}"}))
-            continue
-        except Exception as e:  # keep the batch going; report the crash
-            bad += 1
-            traceback.print_exc()
-            core.emit(json.dumps({"error": f"line {lineno}: internal error: {e!r}"}))
-            continue
-        core.emit(json.dumps(out))
-    return 1 if bad else 0
+    lines, source = core.input_lines(args.batch, args.serve)
+    return core.serve_lines(lines, source,
+                            lambda obj: finalize(run_scenario(parse_scenario(obj), args.steps), args.stats))
 
 
 if __name__ == "__main__":

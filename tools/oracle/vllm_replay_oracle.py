@@ -189,9 +189,11 @@ def main(argv=None) -> int:
     ap.add_argument("trace", nargs="?", help="trace JSON file")
     ap.add_argument("--batch", metavar="IN.jsonl",
                     help="one trace per line; prints one output per line")
+    ap.add_argument("--serve", action="store_true",
+                    help="read traces from stdin one line at a time and answer each at once")
     args = ap.parse_args(argv)
-    if (args.trace is None) == (args.batch is None):
-        ap.error("give exactly one of TRACE.json or --batch IN.jsonl")
+    if (args.trace is not None) + (args.batch is not None) + args.serve != 1:
+        ap.error("give exactly one of TRACE.json, --batch IN.jsonl or --serve")
 
     if args.trace is not None:
         try:
@@ -202,34 +204,8 @@ def main(argv=None) -> int:
         core.emit(core.dumps_output(out, one_line=False))
         return 0
 
-    try:
-        with open(args.batch, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        core.fail(f"cannot read {args.batch}: {e.strerror}")
-    bad = 0
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue  # blank lines produce no output line
-        try:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ScenarioError(f"not valid JSON: {e}") from None
-            tr = parse_trace(obj)
-            out = run_trace(tr)
-        except ScenarioError as e:
-            bad += 1
-            sys.stderr.write(f"error: {args.batch}:{lineno}: {e}\n")
-            core.emit(json.dumps({"error": f"line {lineno}: {e}"}))
-            continue
-        except Exception as e:  # keep the batch going; report the crash
-            bad += 1
-            traceback.print_exc()
-            core.emit(json.dumps({"error": f"line {lineno}: internal error: {e!r}"}))
-            continue
-        core.emit(json.dumps(out))
-    return 1 if bad else 0
+    lines, source = core.input_lines(args.batch, args.serve)
+    return core.serve_lines(lines, source, lambda obj: run_trace(parse_trace(obj)))
 
 
 if __name__ == "__main__":
