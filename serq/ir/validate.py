@@ -791,6 +791,7 @@ class Checker:
 
     def check_run_settings(self) -> None:
         p = self.p
+        self.cur_loc, self.cur_stmt = None, None
         if not (p.horizon > 0 and math.isfinite(p.horizon)):
             self.problem("E740", f"horizon must be a finite positive number, not {_fmt(p.horizon)}")
         if not (p.warmup >= 0 and math.isfinite(p.warmup)):
