@@ -12,6 +12,7 @@ import Serq.Spec.Exec
 import Serq.Spec.Claims
 import Serq.Thm.Memory
 import Serq.Thm.Serve
+import Serq.Thm.Batch
 import Serq.Gen.Oracle
 import Serq.Gen.Claims
 import Serq.Thm.ClaimProofs

@@ -8,5 +8,5 @@ Python.  `python -m leangen --help` lists the commands; docs/lean.md says
 how they fit together.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 GENERATOR = f"leangen {__version__}"

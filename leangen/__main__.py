@@ -102,17 +102,22 @@ def check(path: str) -> int:
 def run_exec(path: str, fuel_arg) -> int:
     from serq.ir import read
     from . import exec_ref, outputs
-    from .fragment import Outside, translate
-    from .generate import fuel
+    from .fragment import Outside, translate, workload
+    from .generate import fuel, law_text
     ir = read(path)
     try:
         prog = translate(ir, path)
+        w = workload(ir, path)
     except Outside as e:
         print(e.line(), file=sys.stderr)
         return 1
+    if w[0] != "explicit":
+        print(f"FAIL: {path}: its sessions arrive by a law ({law_text(w[1])}): exec runs explicit sessions",
+              file=sys.stderr)
+        return 1
     f = fuel_arg if fuel_arg is not None else fuel(ir)
     m = exec_ref.run(prog, f)
-    if not exec_ref.complete(m):
+    if not exec_ref.complete(prog, m):
         print(f"FAIL: {path}: the run does not end within fuel {f} (time {m.now})", file=sys.stderr)
         return 1
     steps = m.now + 1 if prog.sessions else 0

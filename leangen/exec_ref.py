@@ -126,12 +126,6 @@ def prefixSums(acc, l):
     return acc + l[0] + prefixSums(acc + l[0], l[1:])
 
 
-def countTo(i, n):
-    if n == 0:
-        return []
-    return [i] + countTo(i + 1, n - 1)
-
-
 def filterS(s, l):
     if not l:
         return []
@@ -210,7 +204,7 @@ def poolRelease(units, keep, s, t, o, ps):
                    cache=ps.cache if keep == 0 else appendEntry(killOwn(ps.cache, s, 0), Entry(_some(s), keep, t, o)))
 
 
-defaultPool = Pool(0, 0, False)
+defaultPool = Pool(0, 0, False, [])
 
 emptyPool = PoolSt(0, [], [])
 
@@ -260,6 +254,16 @@ def holdersOf(xs, q):
     return boolN(0 < heldOn(xs[0].holds, q)) + holdersOf(xs[1:], q)
 
 
+def ceilDivN(a, b):
+    return 0 if b == 0 else _div(a + b - 1, b)
+
+
+def decodersOf(js):
+    if not js:
+        return 0
+    return boolN(js[0].decode) + decodersOf(js[1:])
+
+
 def evalE(m, a, s, bl, e):
     t = e[0]
     if t == "num":
@@ -284,6 +288,8 @@ def evalE(m, a, s, bl, e):
         return binOp(e[1], evalE(m, a, s, bl, e[2]), evalE(m, a, s, bl, e[3]))
     if t == "floorDiv":
         return _div(evalE(m, a, s, bl, e[1]), evalE(m, a, s, bl, e[2]))
+    if t == "ceilDiv":
+        return ceilDivN(evalE(m, a, s, bl, e[1]), evalE(m, a, s, bl, e[2]))
     if t == "cond":
         return evalE(m, a, s, bl, e[2]) if nonzero(evalE(m, a, s, bl, e[1])) else evalE(m, a, s, bl, e[3])
     if t == "lnot":
@@ -292,14 +298,16 @@ def evalE(m, a, s, bl, e):
         return pstOf(m, e[1]).used
     if t == "holders":
         return holdersOf(m.sess, e[1])
-    return 0  # iter, agg
+    if t == "runDecoding":
+        return decodersOf(m.residents)
+    return 0  # iter, agg, decoding, admission, remaining, runKv
 
 
 def isStatic(e):
     t = e[0]
     if t in ("num", "attr"):
         return True
-    if t in ("min", "max", "floorDiv"):
+    if t in ("min", "max", "floorDiv", "ceilDiv"):
         return isStatic(e[1]) and isStatic(e[2])
     if t == "bin":
         return isStatic(e[2]) and isStatic(e[3])
@@ -310,7 +318,7 @@ def isStatic(e):
     return False
 
 
-defaultSess = Sess([], [], [], "ended", 0, 0)
+defaultSess = Sess([], [], [], "ended", 0, 0, False)
 
 
 def sessOf(m, s):
@@ -335,6 +343,39 @@ def setAttr(m, s, i, v):
 
 def isReady(st):
     return st == "ready"
+
+
+# ---------------------------------------------------------------- queues
+
+
+def lexLt(xs, ys):
+    if xs and ys:
+        return xs[0] < ys[0] or (xs[0] == ys[0] and lexLt(xs[1:], ys[1:]))
+    return False
+
+
+def keysOf(m, s, es):
+    if not es:
+        return []
+    return [evalS(m, s, 0, es[0])] + keysOf(m, s, es[1:])
+
+
+def leastKey(m, ks, best, ss):
+    if not ss:
+        return best
+    s = ss[0]
+    if lexLt(keysOf(m, s, ks), keysOf(m, best, ks)):
+        return leastKey(m, ks, s, ss[1:])
+    return leastKey(m, ks, best, ss[1:])
+
+
+def queueHead(p, m, i, ss):
+    if not ss:
+        return NONE
+    s = ss[0]
+    if sessOf(m, s).front or not poolOf(p, i).keys:
+        return _some(s)
+    return _some(leastKey(m, poolOf(p, i).keys, s, ss[1:]))
 
 
 # ---------------------------------------------------------------- events and residents
@@ -370,12 +411,6 @@ def jobOf(js, s):
     if js[0].sess == s:
         return _some(js[0])
     return jobOf(js[1:], s)
-
-
-def jobSessions(js):
-    if not js:
-        return []
-    return [js[0].sess] + jobSessions(js[1:])
 
 
 def removeQ(s, xs):
@@ -487,7 +522,7 @@ def admitHold(p, m, s, bl, reuse, cache, body, vs):
     else:
         frames = [bodyFrame]
     x1 = replace(x, attrs=lmod(x.attrs, slotCached, lambda _: took if caching else 0), frames=frames,
-                 holds=[h] + x.holds, status="ready", adm=m1.admc)
+                 holds=[h] + x.holds, status="ready", adm=m1.admc, front=False)
     m2 = setSess(m1, s, lambda _: x1)
     return replace(m2, admc=m1.admc + 1)
 
@@ -533,7 +568,7 @@ def preempt(p, m, v, q):
     keep = y.frames[_sub(len(y.frames), h.depth):]
     frames = [replace(keep[0], pc=_sub(keep[0].pc, 1))] + keep[1:] if keep else []
     m2 = setSess(m1, v, lambda z: replace(z, attrs=lmod(z.attrs, slotComputed, lambda _: pos), frames=frames,
-                                          status="queued"))
+                                          status="queued", front=True))
     m3 = setPool(m2, h.first, lambda ps: replace(ps, queue=[v] + ps.queue))
     return replace(m3, residents=removeJob(v, m3.residents), preempts=m3.preempts + 1)
 
@@ -629,7 +664,7 @@ def setMany(a, kvs):
     return setMany(lmod(a, i, lambda _: v), kvs[1:])
 
 
-noSession = Session([], [], False)
+noSession = Session(0, [], [], False)
 
 
 def doTurn(p, m, s):
@@ -691,7 +726,7 @@ def execStmt(p, m, s, st):
         if w == 0:
             return (m1, True)
         if stage == 0:
-            j = Job(s, isDecode(mode), w, grow, sessOf(m1, s).adm)
+            j = Job(s, isDecode(mode), w, grow, sessOf(m1, s).adm, w)
             return (setStatus(replace(m1, residents=insertJob(j, m1.residents)), s, "busy"), False)
         ev = Event(m1.now + w, ("wake", s))
         return (setStatus(replace(m1, events=insertEv(ev, m1.events)), s, "busy"), False)
@@ -739,6 +774,96 @@ def runSess(fuel, p, m, s):
 # ---------------------------------------------------------------- the iteration
 
 
+def memAlloc(p, m, s):
+    if p.engine.memory[0] == "some":
+        return heldOn(sessOf(m, s).holds, p.engine.memory[1])
+    return 0
+
+
+def kvOf(p, m, d, js):
+    if not js:
+        return 0
+    j = js[0]
+    return (memAlloc(p, m, j.sess) if j.decode == d else 0) + kvOf(p, m, d, js[1:])
+
+
+def evalJ(p, m, j, e):
+    t = e[0]
+    if t == "num":
+        return e[1]
+    if t == "attr":
+        return lget(sessOf(m, j.sess).attrs, e[1], 0)
+    if t == "decoding":
+        return boolN(j.decode)
+    if t == "admission":
+        return j.key
+    if t == "remaining":
+        return j.rem
+    if t == "running":
+        return len(m.residents)
+    if t == "runDecoding":
+        return decodersOf(m.residents)
+    if t == "runKv":
+        return kvOf(p, m, e[1], m.residents)
+    if t == "min":
+        return min(evalJ(p, m, j, e[1]), evalJ(p, m, j, e[2]))
+    if t == "max":
+        return max(evalJ(p, m, j, e[1]), evalJ(p, m, j, e[2]))
+    if t == "bin":
+        return binOp(e[1], evalJ(p, m, j, e[2]), evalJ(p, m, j, e[3]))
+    if t == "floorDiv":
+        return _div(evalJ(p, m, j, e[1]), evalJ(p, m, j, e[2]))
+    if t == "ceilDiv":
+        return ceilDivN(evalJ(p, m, j, e[1]), evalJ(p, m, j, e[2]))
+    if t == "cond":
+        return evalJ(p, m, j, e[2]) if nonzero(evalJ(p, m, j, e[1])) else evalJ(p, m, j, e[3])
+    if t == "lnot":
+        return boolN(evalJ(p, m, j, e[1]) == 0)
+    return 0
+
+
+def onlyOk(p, m, j, o):
+    if o[0] == "none":
+        return True
+    return nonzero(evalJ(p, m, j, o[1]))
+
+
+def jobKeys(p, m, j, es):
+    if not es:
+        return []
+    return [evalJ(p, m, j, es[0])] + jobKeys(p, m, j, es[1:])
+
+
+def insertKeyed(x, ys):
+    if not ys:
+        return [x]
+    if lexLt(x[0], ys[0][0]):
+        return [x] + ys
+    return [ys[0]] + insertKeyed(x, ys[1:])
+
+
+def sortKeyed(acc, xs):
+    if not xs:
+        return acc
+    return sortKeyed(insertKeyed(xs[0], acc), xs[1:])
+
+
+def keyedJobs(p, m, js):
+    if not js:
+        return []
+    return [(jobKeys(p, m, js[0], p.engine.keys), js[0].sess)] + keyedJobs(p, m, js[1:])
+
+
+def seconds(xs):
+    if not xs:
+        return []
+    return [xs[0][1]] + seconds(xs[1:])
+
+
+def serveOrder(p, m):
+    return seconds(sortKeyed([], keyedJobs(p, m, m.residents)))
+
+
 def want(pl, j):
     w = 1 if j.decode else (min(j.rem, pl.chunk) if nonzero(pl.chunk) else j.rem)
     return min(min(w, j.rem), pl.left)
@@ -773,20 +898,21 @@ def serveAll(k, p, m, pl, ss):
         return (m, pl)
     r = jobOf(m.residents, s)
     if r[0] == "some":
-        if batchOf(pl.batch, s) == 0:
+        if batchOf(pl.batch, s) == 0 and onlyOk(p, m, r[1], p.engine.serveOnly):
             m1, pl1 = serveJob(k, p, m, pl, r[1])
             return serveAll(k, p, m1, pl1, ss[1:])
         return serveAll(k, p, m, pl, ss[1:])
     return serveAll(k, p, m, pl, ss[1:])
 
 
-def engineHead(p, i, pss):
+def engineHead(p, m, i, pss):
     if not pss:
         return NONE
     ps = pss[0]
-    if ps.queue:
-        return _some((i, ps.queue[0])) if poolOf(p, i).viaEngine else engineHead(p, i + 1, pss[1:])
-    return engineHead(p, i + 1, pss[1:])
+    h = queueHead(p, m, i, ps.queue)
+    if h[0] == "some":
+        return _some((i, h[1])) if poolOf(p, i).viaEngine else engineHead(p, m, i + 1, pss[1:])
+    return engineHead(p, m, i + 1, pss[1:])
 
 
 def admitBudget(pl):
@@ -798,7 +924,7 @@ def admitLoop(fuel, k, p, m, pl):
         return (m, pl)
     if pl.noAdmit or not (m.preempts == pl.pre0) or pl.left == 0:
         return (m, pl)
-    h = engineHead(p, 0, m.pools)
+    h = engineHead(p, m, 0, m.pools)
     if h[0] == "none":
         return (m, pl)
     q, s = h[1]
@@ -813,18 +939,12 @@ def admitLoop(fuel, k, p, m, pl):
         m2 = runSess(k, p, admitHold(p, m1, s, bl, reuse, cache, body, vs), s)
         r = jobOf(m2.residents, s)
         if r[0] == "some":
-            if batchOf(pl.batch, s) == 0:
+            if batchOf(pl.batch, s) == 0 and onlyOk(p, m2, r[1], p.engine.admitOnly):
                 m3, pl1 = serveJob(k, p, m2, pl, r[1])
                 return admitLoop(fuel - 1, k, p, m3, pl1)
             return admitLoop(fuel - 1, k, p, m2, pl)
         return admitLoop(fuel - 1, k, p, m2, pl)
     return (m, replace(pl, noAdmit=True))
-
-
-def memAlloc(p, m, s):
-    if p.engine.memory[0] == "some":
-        return heldOn(sessOf(m, s).holds, p.engine.memory[1])
-    return 0
 
 
 def batchSum(xs):
@@ -856,6 +976,33 @@ def demandOf(pl, js):
     return d + demandOf(pl, js[1:])
 
 
+def jobPos(m, j):
+    if j.grow[0] == "some":
+        r = allocOn(sessOf(m, j.sess).holds, j.grow[1])
+        if r[0] == "some":
+            return r[1].pos
+        return _sub(j.work, j.rem)
+    return _sub(j.work, j.rem)
+
+
+def attention2Of(m, bt):
+    if not bt:
+        return 0
+    s, n = bt[0]
+    r = jobOf(m.residents, s)
+    if r[0] == "some":
+        v = 0 if r[1].decode else n * (2 * jobPos(m, r[1]) + n)
+    else:
+        v = 0
+    return v + attention2Of(m, bt[1:])
+
+
+def arrivedOf(xs):
+    if not xs:
+        return 0
+    return (0 if xs[0].status == "absent" else 1) + arrivedOf(xs[1:])
+
+
 def poolStats(m, i, pss):
     if not pss:
         return ([], [], [])
@@ -868,20 +1015,62 @@ def iterRec(p, m, pl):
     pre, dec, kvd, kvp = statBatch(p, m, pl.batch)
     u, h, q = poolStats(m, 0, m.pools)
     return Iter(m.now, batchSum(pl.batch), pre, dec, len(m.residents), kvd, kvp, demandOf(pl, m.residents),
-                m.served, len(m.sess), u, h, q)
+                m.served, arrivedOf(m.sess), attention2Of(m, pl.batch), u, h, q)
+
+
+def iterVar(r, v):
+    return getattr(r, v)
+
+
+def evalI(r, e):
+    t = e[0]
+    if t == "num":
+        return e[1]
+    if t == "now":
+        return r.now
+    if t == "iter":
+        return iterVar(r, e[1])
+    if t == "used":
+        return lget(r.used, e[1], 0)
+    if t == "holders":
+        return lget(r.holders, e[1], 0)
+    if t == "waiting":
+        return lget(r.queued, e[1], 0)
+    if t == "min":
+        return min(evalI(r, e[1]), evalI(r, e[2]))
+    if t == "max":
+        return max(evalI(r, e[1]), evalI(r, e[2]))
+    if t == "bin":
+        return binOp(e[1], evalI(r, e[2]), evalI(r, e[3]))
+    if t == "floorDiv":
+        return _div(evalI(r, e[1]), evalI(r, e[2]))
+    if t == "ceilDiv":
+        return ceilDivN(evalI(r, e[1]), evalI(r, e[2]))
+    if t == "cond":
+        return evalI(r, e[2]) if nonzero(evalI(r, e[1])) else evalI(r, e[3])
+    if t == "lnot":
+        return boolN(evalI(r, e[1]) == 0)
+    return 0
+
+
+def admitIf(k, p, m, pl):
+    if p.engine.admits:
+        return admitLoop(k, k, p, m, pl)
+    return (m, pl)
 
 
 def attempt(k, p, m):
     budget = evalE(m, [], 0, 0, p.engine.budget)
     chunk = evalE(m, [], 0, 0, p.engine.chunk)
     pl0 = Plan(budget, chunk, [], False, False, m.preempts)
-    m1, pl1 = serveAll(k, p, m, pl0, jobSessions(m.residents))
-    m2, pl2 = admitLoop(k, k, p, m1, pl1)
+    m1, pl1 = serveAll(k, p, m, pl0, serveOrder(p, m))
+    m2, pl2 = admitIf(k, p, m1, pl1)
     if not pl2.batch and m2.preempts == pl2.pre0:
         return replace(m2, stalled=True)
-    ev = Event(m2.now + 1, ("iterEnd", pl2.batch))
+    r = iterRec(p, m2, pl2)
+    ev = Event(m2.now + evalI(r, p.engine.cost), ("iterEnd", pl2.batch))
     return replace(m2, busy=True, events=insertEv(ev, m2.events), served=m2.served + batchSum(pl2.batch),
-                   iters=[iterRec(p, m2, pl2)] + m2.iters)
+                   iters=[r] + m2.iters)
 
 
 def updJob(js, s, rem):
@@ -900,13 +1089,24 @@ def finishJobs(m, bt):
     if r[0] == "none":
         return finishJobs(m, bt[1:])
     j = r[1]
-    rem = _sub(j.rem, n)
     m1 = setSess(m, s, lambda x: replace(x, holds=advanceIn(x.holds, j.grow[1], n))) \
         if j.grow[0] == "some" else m
-    if rem == 0:
-        return finishJobs(setStatus(replace(m1, residents=removeJob(s, m1.residents), ready=m1.ready + [s]),
-                                    s, "ready"), bt[1:])
-    return finishJobs(replace(m1, residents=updJob(m1.residents, s, rem)), bt[1:])
+    return finishJobs(replace(m1, residents=updJob(m1.residents, s, _sub(j.rem, n))), bt[1:])
+
+
+def doneJobs(m, js):
+    if not js:
+        return m
+    j = js[0]
+    if j.rem == 0:
+        return doneJobs(setStatus(replace(m, residents=removeJob(j.sess, m.residents), ready=m.ready + [j.sess]),
+                                  j.sess, "ready"), js[1:])
+    return doneJobs(m, js[1:])
+
+
+def endIteration(m, bt):
+    m1 = finishJobs(replace(m, busy=False), bt)
+    return doneJobs(m1, m1.residents)
 
 
 # ---------------------------------------------------------------- settling, events, the run
@@ -916,8 +1116,9 @@ def freeHead(p, m, i, pss):
     if not pss:
         return NONE
     ps = pss[0]
-    if ps.queue:
-        s = ps.queue[0]
+    hq = queueHead(p, m, i, ps.queue)
+    if hq[0] == "some":
+        s = hq[1]
         if poolOf(p, i).viaEngine:
             return freeHead(p, m, i + 1, pss[1:])
         h = holdAt(p, m, s)
@@ -962,11 +1163,21 @@ def canStart(p, m):
         (bool(m.residents) or engineWaiting(p, 0, m.pools))
 
 
-def handle(m, ev):
+def arrival(p, m, s):
+    if s < len(p.sessions):
+        ev = Event(max(m.now, lget(p.sessions, s, noSession).arrive), ("arrive", s))
+        return replace(m, events=insertEv(ev, m.events))
+    return m
+
+
+def handle(p, m, ev):
     if ev[0] == "wake":
         s = ev[1]
         return setStatus(replace(m, ready=m.ready + [s]), s, "ready")
-    return finishJobs(replace(m, busy=False), ev[1])  # iterEnd
+    if ev[0] == "iterEnd":
+        return endIteration(m, ev[1])
+    s = ev[1]  # arrive
+    return setStatus(replace(arrival(p, m, s + 1), ready=m.ready + [s]), s, "ready")
 
 
 def drive(fuel, k, p, m):
@@ -977,7 +1188,7 @@ def drive(fuel, k, p, m):
     if not m2.events:
         return m2
     e = m2.events[0]
-    return drive(fuel - 1, k, p, handle(replace(m2, events=m2.events[1:], now=e.time, stalled=False), e.ev))
+    return drive(fuel - 1, k, p, handle(p, replace(m2, events=m2.events[1:], now=e.time, stalled=False), e.ev))
 
 
 def initBlock(m0, s, a, sts):
@@ -998,8 +1209,9 @@ def zeros(n):
 
 def initSess(p, m0, s, spec):
     a0 = lmod(zeros(p.nattrs), 0, lambda _: s)
-    a1 = initBlock(m0, s, a0, lget(p.blocks, p.init[1], [])) if p.init[0] == "some" else a0
-    return Sess(setMany(a1, spec.attrs), [Frame(p.main, 0, "seq")], [], "ready", 0, 0)
+    a1 = initBlock(replace(m0, now=spec.arrive), s, a0, lget(p.blocks, p.init[1], [])) \
+        if p.init[0] == "some" else a0
+    return Sess(setMany(a1, spec.attrs), [Frame(p.main, 0, "seq")], [], "absent", 0, 0, False)
 
 
 def initSessions(p, m0, s, xs):
@@ -1015,8 +1227,8 @@ def emptyPools(ps):
 
 
 def start(p):
-    m0 = Machine(0, [], emptyPools(p.pools), [], False, False, [], 0, 0, [], [], 0, 0, [])
-    return replace(m0, sess=initSessions(p, m0, 0, p.sessions), ready=countTo(0, len(p.sessions)))
+    m0 = Machine(0, [], emptyPools(p.pools), [], False, False, [], 0, 1, [], [], 0, 0, [])
+    return arrival(p, replace(m0, sess=initSessions(p, m0, 0, p.sessions)), 0)
 
 
 def run(p, fuel):
@@ -1028,8 +1240,8 @@ def run(p, fuel):
         sys.setrecursionlimit(old)
 
 
-def complete(m):
-    return (not m.events) and (not m.ready)
+def complete(p, m):
+    return (not m.events) and (not m.ready) and freeHead(p, m, 0, m.pools)[0] == "none" and not canStart(p, m)
 
 
 # ---------------------------------------------------------------- what a run observed
@@ -1070,39 +1282,6 @@ def steps(p, fuel):
 
 
 # ---------------------------------------------------------------- Claims.lean
-
-
-def iterVar(r, v):
-    return getattr(r, v)
-
-
-def evalI(r, e):
-    t = e[0]
-    if t == "num":
-        return e[1]
-    if t == "now":
-        return r.now
-    if t == "iter":
-        return iterVar(r, e[1])
-    if t == "used":
-        return lget(r.used, e[1], 0)
-    if t == "holders":
-        return lget(r.holders, e[1], 0)
-    if t == "waiting":
-        return lget(r.queued, e[1], 0)
-    if t == "min":
-        return min(evalI(r, e[1]), evalI(r, e[2]))
-    if t == "max":
-        return max(evalI(r, e[1]), evalI(r, e[2]))
-    if t == "bin":
-        return binOp(e[1], evalI(r, e[2]), evalI(r, e[3]))
-    if t == "floorDiv":
-        return _div(evalI(r, e[1]), evalI(r, e[2]))
-    if t == "cond":
-        return evalI(r, e[2]) if nonzero(evalI(r, e[1])) else evalI(r, e[3])
-    if t == "lnot":
-        return boolN(evalI(r, e[1]) == 0)
-    return 0
 
 
 def valuesOf(o, xs):
@@ -1156,6 +1335,8 @@ def evalEnd(m, e):
         return binOp(e[1], evalEnd(m, e[2]), evalEnd(m, e[3]))
     if t == "floorDiv":
         return _div(evalEnd(m, e[1]), evalEnd(m, e[2]))
+    if t == "ceilDiv":
+        return ceilDivN(evalEnd(m, e[1]), evalEnd(m, e[2]))
     if t == "cond":
         return evalEnd(m, e[2]) if nonzero(evalEnd(m, e[1])) else evalEnd(m, e[3])
     if t == "lnot":
@@ -1194,11 +1375,92 @@ def someIter(e, rs):
 
 
 def check(p, fuel, c):
+    return _deep(_check, p, fuel, c)
+
+
+def _check(p, fuel, c):
     if givenOk(p, c.given):
         m = run(p, fuel)
         if c.kind == "everyIter":
-            return complete(m) and everyIter(c.expr, m.iters)
+            return complete(p, m) and everyIter(c.expr, m.iters)
         if c.kind == "someIter":
             return someIter(c.expr, m.iters)
-        return complete(m) and ((not allEnded(m.sess)) or nonzero(evalEnd(m, c.expr)))
+        return complete(p, m) and ((not allEnded(m.sess)) or nonzero(evalEnd(m, c.expr)))
     return True
+
+
+# ---------------------------------------------------------------- Claims.lean: a family of workloads
+# A Law is ("batch",), ("renewal", gap) or ("poisson",).
+
+
+def arrivalsOk(law, i, prev, ws):
+    if not ws:
+        return True
+    w = ws[0]
+    if law[0] == "batch":
+        return w.arrive == 0 and arrivalsOk(law, i + 1, prev, ws[1:])
+    if law[0] == "renewal":
+        return w.arrive == (i + 1) * law[1] and arrivalsOk(law, i + 1, prev, ws[1:])
+    return prev <= w.arrive and arrivalsOk(law, i + 1, w.arrive, ws[1:])  # poisson
+
+
+def slotsOf(xs):
+    if not xs:
+        return []
+    return [xs[0][0]] + slotsOf(xs[1:])
+
+
+def natsEq(xs, ys):
+    if not xs and not ys:
+        return True
+    if xs and ys:
+        return xs[0] == ys[0] and natsEq(xs[1:], ys[1:])
+    return False
+
+
+def shapeOk(slots, w):
+    return (not w.preset) and (not w.turns) and natsEq(slotsOf(w.attrs), slots)
+
+
+def allShaped(slots, ws):
+    if not ws:
+        return True
+    return shapeOk(slots, ws[0]) and allShaped(slots, ws[1:])
+
+
+def inFamily(law, slots, bound, ws):
+    return len(ws) <= bound and allShaped(slots, ws) and arrivalsOk(law, 0, 0, ws)
+
+
+def stmtCount(bs):
+    if not bs:
+        return 0
+    return len(bs[0]) + stmtCount(bs[1:])
+
+
+def innerFuel(p):
+    return (len(p.sessions) + 2) * (2 * stmtCount(p.blocks) + 4)
+
+
+def _deep(f, *args):
+    """f(*args) with room for the Lean recursions (a list of iterations is
+    walked by recursion)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 1_000_000))
+    try:
+        return f(*args)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def runN(p, n):
+    return _deep(drive, n, innerFuel(p), p, start(p))
+
+
+def holdsAt(p, c, n):
+    m = runN(p, n)
+    if c.kind == "everyIter":
+        return _deep(everyIter, c.expr, m.iters)
+    if c.kind == "someIter":
+        return _deep(someIter, c.expr, m.iters)
+    return (not allEnded(m.sess)) or nonzero(evalEnd(m, c.expr))

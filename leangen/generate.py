@@ -10,9 +10,11 @@ strings and iterate the lists this module prepares).
   (`exec_ref`) does not reproduce is written as a definition of the
   proposition, not as a theorem, and listed in `Oracle.unproved.txt`.
 * `lean/Serq/Gen/Claims.lean`: each claim of a program inside the fragment,
-  as a proposition about `Exec` (`Serq.Claims.check`); a claim without a
-  proof in `lean/Serq/Thm/ClaimProofs.lean` is listed in
-  `Claims.unproved.txt`.
+  as a proposition about `Exec`: for a program with explicit sessions, on
+  its one run (`Serq.Claims.check`); for one whose sessions arrive by a law,
+  over the program's family of workloads and every prefix of each run
+  (`Serq.Claims.inFamily`, `Serq.Claims.holdsAt`).  A claim without a proof
+  in `lean/Serq/Thm/ClaimProofs.lean` is listed in `Claims.unproved.txt`.
 
 A program outside the fragment stops `oracle` (`FAIL: outside the Lean
 fragment: …`, nothing written); `claims` lists such programs as not stated.
@@ -21,6 +23,7 @@ Every output is a function of the files read, byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import os
@@ -33,8 +36,8 @@ from serq.ir import model as M
 from serq.ir import read
 
 from . import GENERATOR, exec_ref, outputs
-from .fragment import Outside, translate, translate_claims
-from .lterms import lean, lean_program
+from .fragment import MAX_SESSIONS, Outside, law_term, translate, translate_claims, translate_with, workload
+from .lterms import Session, lean, lean_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
@@ -116,8 +119,12 @@ def oracle_outputs(oracle_dir: str) -> list[Output]:
         ir = read(path)
         try:
             prog = translate(ir, rel(path))
+            w = workload(ir, rel(path))
         except Outside as e:
             raise GenError(e.line())
+        if w[0] != "explicit":
+            raise GenError(f"FAIL: {rel(path)}: its sessions arrive by a law ({law_text(w[1])}): an oracle "
+                           "scenario runs explicit sessions")
         with open(out_path, encoding="utf-8") as f:
             out = json.load(f)
         kind = outputs.form(ir.observes)
@@ -135,7 +142,7 @@ def oracle_outputs(oracle_dir: str) -> list[Output]:
         want_obs = outputs.expected(ir.observes, out)
         want_steps = out["steps"]
         m = exec_ref.run(prog, f_)
-        if not exec_ref.complete(m):
+        if not exec_ref.complete(prog, m):
             raise GenError(f"FAIL: {rel(path)}: the run does not end within fuel {f_}")
         got_obs = exec_ref.observations(prog, m)
         got_steps = exec_ref.steps(prog, f_)
@@ -215,6 +222,46 @@ def proved_claims(lean_dir: str) -> set[str]:
 FORMS = {"everyIter": "every iteration of the engine", "someIter": "some iteration of the engine",
          "atEnd": "at end"}
 VERDICT = {True: "holds", False: "does not hold"}
+SAMPLE = 8      # the sessions of the sample workload a family claim's comment reports on
+
+
+def law_text(law: tuple) -> str:
+    if law[0] == "batch":
+        return "all at time 0, arrive batch(…)"
+    if law[0] == "renewal":
+        return f"session i at (i + 1) · {law[1]}, arrive renewal({law[1]})"
+    return "at any times, in order, arrive poisson(…)"
+
+
+def sample_workload(ir: M.Program, prog, law: tuple, slots: list) -> list:
+    """A workload of the family: the program's own first sessions (at most
+    SAMPLE, the batch's count when smaller), each presetting the values its
+    init block gives it, arriving as the law says (under poisson, every
+    1 / rate, rounded)."""
+    n = SAMPLE
+    if type(ir.arrival) is M.ABatch:
+        n = min(n, ir.arrival.n)
+    gap = {"batch": 0, "renewal": law[1] if law[0] == "renewal" else 0,
+           "poisson": max(1, round(1.0 / ir.arrival.rate)) if law[0] == "poisson" else 0}[law[0]]
+    out = []
+    m0 = exec_ref.start(prog)
+    for i in range(n):
+        arrive = (i + 1) * gap
+        a0 = exec_ref.lmod(exec_ref.zeros(prog.nattrs), 0, lambda _: i)
+        a = a0 if prog.init[0] == "none" else \
+            exec_ref.initBlock(dataclasses.replace(m0, now=arrive), i, a0, prog.blocks[prog.init[1]])
+        out.append(Session(arrive, [(k, a[k]) for k in slots], [], False))
+    return out
+
+
+def complete_run(prog) -> int:
+    """Events enough for the run to complete (the run's last event taken)."""
+    n = 1024
+    while not exec_ref.complete(prog, exec_ref.runN(prog, n)):
+        n *= 2
+        if n > 1 << 22:
+            raise GenError("FAIL: a sample workload's run does not complete")
+    return n
 
 
 def claims_outputs(paths: list[str], lean_dir: str) -> list[Output]:
@@ -232,6 +279,7 @@ def claims_outputs(paths: list[str], lean_dir: str) -> list[Output]:
         try:
             prog = translate(ir, rel(path))
             claims = translate_claims(ir, rel(path))
+            w = workload(ir, rel(path))
         except Outside as e:
             outside.append(comment(f"{rel(path)} ({len(ir.claims)} claim{'s' if len(ir.claims) != 1 else ''}): "
                                    f"{e.line()}"))
@@ -240,27 +288,67 @@ def claims_outputs(paths: list[str], lean_dir: str) -> list[Output]:
         while stem in names:
             stem += "_"
         names.add(stem)
-        f_ = fuel(ir)
         prog_name = f"prog_{stem}"
         items = []
+        families = []
+        if w[0] == "explicit":
+            f_ = fuel(ir)
+            params = ""
+            term = lean_program(prog)
+        else:
+            law, slots = w[1], w[2]
+            fam = f"family_{stem}"
+            params = " (ws : List Session)"
+            term = lean_program(prog, "ws")
+            attrs = ", ".join(ir.attrs[k] for k in slots)
+            families.append({
+                "name": fam,
+                "doc": comment(f"The workloads of the claims of {rel(path)}: at most {MAX_SESSIONS} sessions, "
+                               + (f"each presetting {attrs} (the attributes its init block sets) to any natural, "
+                                  if slots else "")
+                               + f"arriving {law_text(law)}."),
+                "term": f"Serq.Claims.inFamily {law_term(law)} {lean(slots)} {MAX_SESSIONS} ws",
+            })
+            sample = sample_workload(ir, prog, law, slots)
+            sprog = translate_with(ir, sample, rel(path))
+            n_all = complete_run(sprog)
         for (cname, claim), decl in zip(claims, ir.claims):
             name = f"{stem}_{ident(cname)}"
-            verdict = VERDICT[exec_ref.check(prog, f_, claim)]
             has_proof = name in proved
-            items.append({
-                "name": name,
-                "doc": comment(f"claim `{cname}` ({ir.loc_str(decl.loc)}): {FORMS[claim.kind]}"
-                        + ("" if claim.given[0] == "none" else ", given its `given`")
-                        + f".  exec_ref: {verdict}.  Proof: "
-                        + ("Serq/Thm/ClaimProofs.lean." if has_proof else "none (Claims.unproved.txt).")),
-                "statement": f"Serq.Claims.check {prog_name} {f_} {lean(claim)} = true",
-            })
+            given = "" if claim.given[0] == "none" else ", given its `given`"
+            proof = "Serq/Thm/ClaimProofs.lean." if has_proof else "none (Claims.unproved.txt)."
+            if w[0] == "explicit":
+                verdict = VERDICT[exec_ref.check(prog, f_, claim)]
+                doc = f"claim `{cname}` ({ir.loc_str(decl.loc)}): {FORMS[claim.kind]}{given}.  " \
+                      f"exec_ref: {verdict}.  Proof: {proof}"
+                statement = f"Serq.Claims.check {prog_name} {f_} {lean(claim)} = true"
+                note = f"exec_ref: {verdict}"
+            else:
+                ok = exec_ref.givenOk(sprog, claim.given) and exec_ref.holdsAt(sprog, claim, n_all)
+                words = ("witnessed", "not witnessed") if claim.kind == "someIter" else ("holds", "does not hold")
+                verdict = words[0 if ok else 1] if exec_ref.givenOk(sprog, claim.given) else "out of scope"
+                sample_doc = f"exec_ref on {len(sample)} sessions of the program's own workload " \
+                             f"({family_sample_text(law)})"
+                doc = f"claim `{cname}` ({ir.loc_str(decl.loc)}): {FORMS[claim.kind]}{given}, " + \
+                      ("for some workload of the family, after some number of events of its run"
+                       if claim.kind == "someIter" else
+                       "for every workload of the family, after every number of events of its run") + \
+                      f".  {sample_doc}: {verdict}.  Proof: {proof}"
+                p_ws = f"({prog_name} ws)"
+                g = f"Serq.Claims.givenOk {p_ws} {lean(claim.given)} = true"
+                h = f"Serq.Claims.holdsAt {p_ws} {lean(claim)} n = true"
+                if claim.kind == "someIter":
+                    statement = f"∃ ws, {fam} ws = true ∧\n    {g} ∧\n    ∃ n, {h}"
+                else:
+                    statement = f"∀ ws, {fam} ws = true →\n    {g} →\n    ∀ n, {h}"
+                note = f"{sample_doc}: {verdict}"
+            items.append({"name": name, "doc": comment(doc), "statement": statement})
             if not has_proof:
-                unproved.append(f"{name}  claim `{cname}` of {rel(path)} ({ir.loc_str(decl.loc)}); "
-                                f"exec_ref: {verdict}")
-        programs.append({"name": prog_name,
-                         "doc": comment(f"The program of {rel(path)} (compiled from {source_name(ir)})."),
-                         "term": lean_program(prog), "claims": items})
+                unproved.append(f"{name}  claim `{cname}` of {rel(path)} ({ir.loc_str(decl.loc)}); {note}")
+        programs.append({"name": prog_name, "params": params,
+                         "doc": comment(f"The program of {rel(path)} (compiled from {source_name(ir)})"
+                                        + ("." if w[0] == "explicit" else ", over a workload `ws`.")),
+                         "term": term, "families": families, "claims": items})
     e = env()
     banner = banner_text(e, "python -m leangen claims", "The IR files read that have claims", sources)
     lean_text = e.get_template("claims.lean.j2").render(banner=banner, programs=programs, outside=outside)
@@ -268,6 +356,12 @@ def claims_outputs(paths: list[str], lean_dir: str) -> list[Output]:
         what="claims of Serq/Gen/Claims.lean without a proof in Serq/Thm/ClaimProofs.lean",
         command="python -m leangen claims", items=unproved, outside=outside)
     return [Output("Serq/Gen/Claims.lean", lean_text), Output("Serq/Gen/Claims.unproved.txt", txt)]
+
+
+def family_sample_text(law: tuple) -> str:
+    if law[0] == "poisson":
+        return "the init's values, one arrival every 1 / rate"
+    return "the init's values, arriving as the law says"
 
 
 # ---------------------------------------------------------------- write or compare

@@ -27,6 +27,7 @@ class Pool:
     cap: int
     block: int          # 0: no block
     viaEngine: bool
+    keys: list          # List Expr: queue by (ascending, ties in join order); []: fifo
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,16 @@ class Engine:
     budget: Any         # Expr
     chunk: Any          # Expr, 0: no cap
     memory: Any         # Option Nat
+    cost: Any           # Expr of the batch (Expr.iter): the iteration's duration
+    keys: list          # List Expr: serving keys (ascending, ties in admission order)
+    serveOnly: Any      # Option Expr: advance running only (p)
+    admits: bool        # the schedule admits (while running.preempted == 0)
+    admitOnly: Any      # Option Expr: admit waiting only (p)
 
 
 @dataclass(frozen=True)
 class Session:
+    arrive: int         # arrival time
     attrs: list         # List (Nat × Nat)
     turns: list         # List (List (Nat × Nat))
     preset: bool
@@ -110,6 +117,7 @@ class Job:
     rem: int
     grow: Any           # Option Nat
     key: int
+    work: int
 
 
 @dataclass(frozen=True)
@@ -117,15 +125,16 @@ class Sess:
     attrs: list
     frames: list
     holds: list
-    status: str         # Status: "ready" | "queued" | "busy" | "done"
+    status: str         # Status: "ready" | "queued" | "busy" | "ended" | "absent"
     turnIx: int
     adm: int
+    front: bool
 
 
 @dataclass(frozen=True)
 class Event:
     time: int
-    ev: Any             # Ev: ("wake", s) | ("iterEnd", [(s, n)])
+    ev: Any             # Ev: ("wake", s) | ("iterEnd", [(s, n)]) | ("arrive", s)
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,7 @@ class Iter:
     demand: int
     served: int
     arrived: int
+    attention2: int
     used: list
     holders: list
     queued: list
@@ -180,8 +190,9 @@ CTORS = {
     # Expr
     "num": "Expr", "attr": "Expr", "now": "Expr", "cachedIn": "Expr", "budgetLeft": "Expr",
     "running": "Expr", "waiting": "Expr", "min": "Expr", "max": "Expr", "bin": "Expr",
-    "floorDiv": "Expr", "cond": "Expr", "lnot": "Expr", "iter": "Expr", "used": "Expr",
-    "holders": "Expr", "agg": "Expr",
+    "floorDiv": "Expr", "ceilDiv": "Expr", "cond": "Expr", "lnot": "Expr", "iter": "Expr", "used": "Expr",
+    "holders": "Expr", "agg": "Expr", "decoding": "Expr", "admission": "Expr", "remaining": "Expr",
+    "runDecoding": "Expr", "runKv": "Expr",
     # Stmt
     "turn": "Stmt", "set": "Stmt", "observe": "Stmt", "hold": "Stmt", "run": "Stmt",
     "branch": "Stmt", "loop": "Stmt", "stop": "Stmt",
@@ -193,7 +204,7 @@ ENUMS = {
     "plain": "Mode", "prefill": "Mode", "decode": "Mode",
     "tokens": "IterVar", "prefilled": "IterVar", "decoders": "IterVar", "residents": "IterVar",
     "kvDecode": "IterVar", "kvPrefill": "IterVar", "demand": "IterVar", "served": "IterVar",
-    "arrived": "IterVar",
+    "arrived": "IterVar", "attention2": "IterVar",
     "everyIter": "ClaimKind", "someIter": "ClaimKind", "atEnd": "ClaimKind",
     "total": "Agg", "count": "Agg", "largest": "Agg", "smallest": "Agg", "prefixTotal": "Agg",
 }
@@ -237,9 +248,11 @@ def _atom(x: Any) -> str:
     return f"({s})"
 
 
-def lean_program(p: Program) -> str:
+def lean_program(p: Program, sessions: str | None = None) -> str:
     """A program as a Lean structure instance (indented by two), one field
-    per line, one statement per line: what a reviewer reads."""
+    per line, one statement per line: what a reviewer reads.  ``sessions``:
+    a Lean term to write instead of the program's sessions (a workload
+    variable)."""
     def block(stmts: list) -> str:
         if not stmts:
             return "[]"
@@ -255,10 +268,11 @@ def lean_program(p: Program) -> str:
         f"  {{ nattrs := {p.nattrs},",
         f"    nobs := {p.nobs},",
         f"    pools := {items(p.pools, 14)},",
-        f"    engine := {lean(p.engine)},",
+        "    engine := { " + ",\n                ".join(f"{f.name} := {lean(getattr(p.engine, f.name))}"
+                                                  for f in fields(p.engine)) + " },",
         "    blocks := [\n" + blocks + "],",
         f"    init := {lean(p.init)},",
         f"    main := {p.main},",
-        f"    sessions := {items(p.sessions, 17)} }}",
+        f"    sessions := {items(p.sessions, 17) if sessions is None else sessions} }}",
     ]
     return "\n".join(lines)

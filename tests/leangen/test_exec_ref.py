@@ -29,7 +29,7 @@ def outcome_of(path):
     p = translate(ir)
     f = fuel(ir)
     m = exec_ref.run(p, f)
-    assert exec_ref.complete(m), f"{path}: the run does not end within fuel {f}"
+    assert exec_ref.complete(p, m), f"{path}: the run does not end within fuel {f}"
     return outputs.outcome(ir.observes, exec_ref.observations(p, m), m.preempts, m.now + 1)
 
 

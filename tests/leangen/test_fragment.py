@@ -76,36 +76,70 @@ def the_hold(p):
 
 
 N = M.ENum
+NOPRE = M.EUnary("Not", M.ECtx("Preempted"))
+ZERO_COST = ("an iteration cost that can be 0 (an iteration lasts a positive time: a constant term ≥ 1, or "
+             "batch.tokens with a coefficient ≥ 1 on an engine that never preempts)")
+SCHEDULE = ("a schedule other than `advance running …; admit waiting … while (running.preempted == 0)` "
+            "(an iteration body)")
 KV = M.Ref(0, 1, None)
 REQS = M.Ref(1, 1, None)
 AT = M.Loc(0, 70, 5)
 
 CASES = {
     "draw": (lambda p: set0(p, M.ESample("Exp", (N(1.0),))), f"a draw (~exp) at {SRC}:65:12"),
-    "poisson": (lambda p: R(p, arrival=M.APoisson(0.5)), f"poisson arrivals (arrive poisson(…)) at {SRC}:67:7"),
-    "renewal": (lambda p: R(p, arrival=M.ARenewal(N(2.0))), f"renewal arrivals (arrive renewal(…)) at {SRC}:67:7"),
-    "batch": (lambda p: R(p, arrival=M.ABatch(3)),
-              f"a batch of sessions that are not explicit (arrive batch(…)) at {SRC}:67:7"),
+    "renewal_drawn": (lambda p: R(p, arrival=M.ARenewal(M.ESample("Exp", (N(2.0),)))),
+                      f"a renewal gap that is not a constant (arrive renewal(…)) at {SRC}:67:7"),
+    "renewal_fractional": (lambda p: R(p, arrival=M.ARenewal(N(2.5))), f"a fractional renewal gap 2.5 at {SRC}:67:7"),
     "closed": (lambda p: R(p, arrival=M.AClosed(3)), f"a closed population (arrive closed(…)) at {SRC}:67:7"),
     "non_lru": (lambda p: with_pool(p, 0, evict=M.EvictBy((M.ECtx("Age"),))),
                 f"a non-LRU pool `kv` (evict by) at {SRC}:58:3"),
     "spill": (lambda p: with_pool(p, 0, spill=M.Spill(REQS, M.Ref(1, 1, None), N(1.0), N(1.0))),
               f"spill on pool `kv` at {SRC}:58:3"),
-    "queue_key": (lambda p: with_pool(p, 1, queue=(M.EAttr(12),)), f"a queue key on pool `reqs` (queue by) at {SRC}:59:3"),
+    "queue_key_waited": (lambda p: with_pool(p, 1, queue=(M.ECtx("Waited"),)),
+                         f"the context variable `waited` at {SRC}:59:3"),
+    "queue_key_used": (lambda p: with_pool(p, 1, queue=(M.EQuery("Used", KV),)), f"the observable `used` at {SRC}:59:3"),
     "reserve_held": (lambda p: with_pool(p, 0, reserve_held=True), f"reserve held on pool `kv` at {SRC}:58:3"),
     "preempt_none": (lambda p: with_pool(p, 0, preempt=M.PreemptNone()),
                      f"the engine's memory `kv` with a preemption other than lifo at {SRC}:58:3"),
     "requeue_tail": (lambda p: with_pool(p, 0, preempt=M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), True)),
                      f"the engine's memory `kv` with a preemption other than lifo at {SRC}:58:3"),
-    "cost": (lambda p: with_step(p, cost=N(2.0)),
-             f"an iteration cost other than the step clock (execute (1)) at {SRC}:22:3"),
-    "cost_tokens": (lambda p: with_step(p, cost=M.EBinary("Add", N(1.0), M.ECtx("Ntok"))),
-                    f"an iteration cost other than the step clock (execute (1)) at {SRC}:22:3"),
+    "cost_zero": (lambda p: with_step(p, cost=N(0.0)), f"{ZERO_COST} at {SRC}:22:3"),
+    "cost_tokens_preempting": (lambda p: with_step(p, cost=M.ECtx("Ntok")), f"{ZERO_COST} at {SRC}:22:3"),
+    "cost_subtraction": (lambda p: with_step(p, cost=M.EBinary("Sub", N(5.0), M.ECtx("Ntok"))),
+                         f"{ZERO_COST} at {SRC}:22:3"),
+    "cost_attention_odd": (lambda p: with_step(p, cost=M.EBinary("Add", N(1.0), M.ECtx("Attn"))),
+                           f"batch.attention outside ceil(a / k), floor(a / k) or an even multiple "
+                           f"(half-tokens are not naturals) at {SRC}:22:3"),
+    "cost_ceil_variable": (lambda p: with_step(p, cost=M.EFn("Ceil", (M.EBinary("Div", M.ECtx("Ntok"),
+                                                                                M.ECtx("Ndec")),))),
+                           f"ceil of something other than a / k for a constant k ≥ 1 at {SRC}:22:3"),
+    "cost_sqrt": (lambda p: with_step(p, cost=M.EFn("Sqrt", (M.ECtx("Ntok"),))), f"the function `sqrt` at {SRC}:22:3"),
+    "cost_attribute": (lambda p: with_step(p, cost=M.EAttr(12)),
+                       f"the attribute `prompt` outside a session at {SRC}:22:3"),
+    "cost_waiting": (lambda p: with_step(p, cost=M.ECtx("Admitted")),
+                     f"the context variable `waiting.admitted` at {SRC}:22:3"),
     "exclusive": (lambda p: with_step(p, serve=M.ServeExclusivePrefill()), f"exclusive prefill at {SRC}:22:3"),
-    "decode_first": (lambda p: with_step(p, serve=M.ServeBy((M.ECtx("Decoding"),))),
-                     f"a serving order other than admission order (advance running by …) at {SRC}:22:3"),
-    "iteration": (lambda p: with_step(p, iteration=(M.IServe(),)),
-                  f"a schedule other than vLLM's (an iteration body) at {SRC}:22:3"),
+    "iteration_admit_first": (lambda p: with_step(p, iteration=(M.IAdmit(None, NOPRE), M.IServe())),
+                              f"{SCHEDULE} at {SRC}:22:3"),
+    "iteration_branch": (lambda p: with_step(p, iteration=(M.IBranch(N(1.0), (M.IServe(),), ()),)),
+                         f"{SCHEDULE} at {SRC}:22:3"),
+    "iteration_twice": (lambda p: with_step(p, iteration=(M.IServe(), M.IServe(), M.IAdmit(None, NOPRE))),
+                        f"{SCHEDULE} at {SRC}:22:3"),
+    "admit_ungated": (lambda p: with_step(p, iteration=(M.IServe(), M.IAdmit(None, None))),
+                      f"an admission not gated on the iteration's preemptions (admit waiting while "
+                      f"(running.preempted == 0)) at {SRC}:22:3"),
+    "admit_other_gate": (lambda p: with_step(p, iteration=(M.IServe(), M.IAdmit(None, M.EBinary(
+        "Lt", M.ECtx("Ntok"), N(8.0))))),
+        f"an admission not gated on the iteration's preemptions (admit waiting while "
+        f"(running.preempted == 0)) at {SRC}:22:3"),
+    "only_now": (lambda p: with_step(p, iteration=(M.IServe(M.EBinary("Gt", M.ECtx("Now"), N(3.0)), None),)),
+                 f"the context variable `now` at {SRC}:22:3"),
+    "only_waiting": (lambda p: with_step(p, iteration=(M.IServe(M.EQuery("Queued", REQS), None),)),
+                     f"the observable `queued` at {SRC}:22:3"),
+    "key_tokens": (lambda p: with_step(p, serve=M.ServeBy((M.ECtx("Ntok"),))),
+                   f"the context variable `batch.tokens` at {SRC}:22:3"),
+    "plain_engine_run": (lambda p: with_stmt(p, 2, 3, R(p.blocks[2].stmts[3], mode="Plain")),
+                         f"a plain run on the engine `vllm` (neither prefill nor decode) at {SRC}:50:7"),
     "granule": (lambda p: with_step(p, granule=16.0), f"a granule at {SRC}:22:3"),
     "fifo": (lambda p: with_stage(p, 1, kind=M.KFifo(1)), f"a fifo stage `gate` at {SRC}:60:3"),
     "ps": (lambda p: with_stage(p, 1, kind=M.KPs(N(1.0))), f"a ps stage `gate` at {SRC}:60:3"),
@@ -157,6 +191,96 @@ def test_refuses(name):
 def test_the_replay_cost_with_zero_coefficients_is_the_step_clock():
     p = with_step(hol(), cost=M.EBinary("Add", N(1.0), M.EBinary("Mul", N(0.0), M.ECtx("Ntok"))))
     check(p)
+    assert translate(p).engine.cost == ("num", 1)
+
+
+C = M.ECtx
+PHASE = M.ECond(M.EBinary("Gt", C("Ndec"), N(0.0)), C("Decoding"), M.EUnary("Not", C("Decoding")))
+DEC_FIRST = M.ECond(C("Decoding"), N(0.0), N(1.0))
+
+
+def ceil_div(a, k):
+    return M.EFn("Ceil", (M.EBinary("Div", a, N(float(k))),))
+
+
+# each construct the papers' programs brought into the fragment, on hol's
+# program, and what it translates to
+ACCEPTS = {
+    "poisson": (lambda p: R(p, arrival=M.APoisson(0.5)), lambda t: t.sessions == []),
+    "renewal": (lambda p: R(p, arrival=M.ARenewal(N(2.0))), lambda t: t.sessions == []),
+    "batch": (lambda p: R(p, arrival=M.ABatch(3)), lambda t: t.sessions == []),
+    "queue_key": (lambda p: with_pool(p, 1, queue=(M.EAttr(12), M.EBinary("Sub", N(9.0), M.EAttr(14)))),
+                  lambda t: t.pools[1].keys == [("attr", 12), ("bin", "sub", ("num", 9), ("attr", 14))]),
+    "cost_constant": (lambda p: with_step(p, cost=N(2.0)), lambda t: t.engine.cost == ("num", 2)),
+    "cost_dai": (lambda p: with_step(p, cost=M.EBinary("Add", N(1128.0), M.EBinary("Mul", N(3547.0),
+                                                                                   ceil_div(C("Ntok"), 128)))),
+                 lambda t: t.engine.cost == ("bin", "add", ("num", 1128), ("bin", "mul", ("num", 3547),
+                                             ("ceilDiv", ("iter", "tokens"), ("num", 128))))),
+    "cost_batch_variables": (lambda p: with_step(p, cost=M.EBinary("Add", N(1.0), M.EBinary(
+        "Add", M.EBinary("Mul", N(2.0), C("Npre")), M.EFn("Floor", (M.EBinary("Div", M.EBinary(
+            "Add", C("Kvb"), M.EBinary("Add", C("Kvp"), M.EBinary("Add", C("Ndec"), C("Nres")))), N(4.0)),))))),
+        lambda t: t.engine.cost[0] == "bin"),
+    "cost_attention": (lambda p: with_step(p, cost=M.EBinary("Add", N(1.0), M.EBinary(
+        "Add", ceil_div(M.EBinary("Add", C("Attn"), C("Ntok")), 64), M.EBinary("Mul", N(4.0), C("Attn"))))),
+        lambda t: t.engine.cost == ("bin", "add", ("num", 1), ("bin", "add",
+                                    ("ceilDiv", ("bin", "add", ("iter", "attention2"),
+                                                 ("bin", "mul", ("num", 2), ("iter", "tokens"))), ("num", 128)),
+                                    ("bin", "mul", ("num", 2), ("iter", "attention2"))))),
+    "decode_first": (lambda p: with_step(p, serve=M.ServeBy((DEC_FIRST,))),
+                     lambda t: t.engine.keys == [("cond", ("decoding",), ("num", 0), ("num", 1))]
+                     and t.engine.admits),
+    "serve_by_keys": (lambda p: with_step(p, serve=M.ServeBy((C("Remaining"), M.EUnary("Not", C("Decoding")),
+                                                               C("Admission")))),
+                      lambda t: t.engine.keys == [("remaining",), ("lnot", ("decoding",)), ("admission",)]),
+    "serve_only_no_admission": (lambda p: with_step(p, iteration=(M.IServe(None, (DEC_FIRST,)),)),
+                                lambda t: not t.engine.admits and t.engine.keys[0][0] == "cond"),
+    "fastertransformer": (lambda p: with_step(p, iteration=(M.IServe(PHASE, None), M.IAdmit(PHASE, NOPRE))),
+                          lambda t: t.engine.serveOnly[0] == "some" and t.engine.admitOnly == t.engine.serveOnly
+                          and t.engine.admits),
+    "gate_as_comparison": (lambda p: with_step(p, iteration=(M.IServe(), M.IAdmit(
+        None, M.EBinary("Eq", C("Preempted"), N(0.0))))), lambda t: t.engine.admits),
+    "only_reads_the_residents": (lambda p: with_step(p, iteration=(M.IServe(M.EBinary("Or", M.EBinary(
+        "Ge", C("Kvb"), C("Kvp")), M.EBinary("And", M.EBinary("Lt", C("Nres"), M.EAttr(12)), C("Decoding"))),
+        None),)), lambda t: t.engine.serveOnly[1][0] == "bin"),
+    "given_logic": (lambda p: R(p, claims=(M.Claim("c", M.CAtEnd(), N(1.0), M.EBinary(
+        "And", M.EUnary("Not", M.EAttr(12)), M.EBinary("Or", M.EAttr(13), M.EAttr(14))), M.Loc(0, 80, 3)),)),
+        lambda t: True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTS))
+def test_accepts(name):
+    mutate, what = ACCEPTS[name]
+    p = mutate(hol())
+    check(p, "hol.ir.json")
+    assert what(translate(p))
+
+
+def test_the_papers_programs_are_inside():
+    for name in ("dai_sarathi", "dai_fastertransformer", "bari_rad", "kong_svf"):
+        res = run_cli("check", os.path.join("tests", "golden", "ir", f"papers__{name}.ir.json"))
+        assert res.returncode == 0, res.stdout
+        assert res.stdout == f"ok: tests/golden/ir/papers__{name}.ir.json is inside the Lean fragment\n"
+
+
+def test_the_memory_of_an_engine_that_never_grows_may_preempt_none():
+    """Kong's pool: `preempt none` is no preemption rule only where no run
+    grows the pool (hol's runs grow theirs: refused above)."""
+    from .util import ROOT as R_
+    from serq.ir import read
+    kong = read(os.path.join(R_, "tests", "golden", "ir", "papers__kong_svf.ir.json"))
+    assert type(kong.pools[0].preempt) is M.PreemptNone
+    t = translate(kong)
+    assert t.pools[0].keys == [("attr", kong.slot("volume"))] and t.engine.memory == ("some", 0)
+
+
+def test_the_cost_lower_bound():
+    from leangen.fragment import lower_bound
+    dai = ("bin", "add", ("num", 1128), ("bin", "mul", ("num", 3547), ("ceilDiv", ("iter", "tokens"), ("num", 128))))
+    bari = ("bin", "add", ("bin", "mul", ("num", 3000), ("ceilDiv", ("iter", "tokens"), ("num", 128))),
+            ("bin", "mul", ("num", 8), ("iter", "tokens")))
+    assert lower_bound(dai, 0) == 1128 and lower_bound(dai, 1) == 4675
+    assert lower_bound(bari, 0) == 0 and lower_bound(bari, 1) == 3008
 
 
 def run_cli(*args):
@@ -169,17 +293,26 @@ def test_cli_check(tmp_path):
     res = run_cli("check", str(good))
     assert res.returncode == 0 and res.stdout.startswith("ok: ")
     bad = tmp_path / "bad.ir.json"
-    bad.write_text(dumps(R(hol(), arrival=M.APoisson(0.5))), encoding="utf-8")
+    bad.write_text(dumps(R(hol(), arrival=M.AClosed(3))), encoding="utf-8")
     res = run_cli("check", str(bad))
     assert res.returncode == 1
-    assert res.stdout == f"FAIL: outside the Lean fragment: poisson arrivals (arrive poisson(…)) at {SRC}:67:7\n"
+    assert res.stdout == f"FAIL: outside the Lean fragment: a closed population (arrive closed(…)) at {SRC}:67:7\n"
 
 
 def test_cli_exec_refuses_outside(tmp_path):
     bad = tmp_path / "bad.ir.json"
-    bad.write_text(dumps(R(hol(), arrival=M.APoisson(0.5))), encoding="utf-8")
+    bad.write_text(dumps(R(hol(), arrival=M.AClosed(3))), encoding="utf-8")
     res = run_cli("exec", str(bad))
-    assert res.returncode == 1 and res.stderr.startswith("FAIL: outside the Lean fragment: poisson")
+    assert res.returncode == 1 and res.stderr.startswith("FAIL: outside the Lean fragment: a closed population")
+
+
+def test_cli_exec_runs_explicit_sessions_only(tmp_path):
+    fam = tmp_path / "fam.ir.json"
+    fam.write_text(dumps(R(hol(), arrival=M.APoisson(0.5))), encoding="utf-8")
+    res = run_cli("exec", str(fam))
+    assert res.returncode == 1
+    assert res.stderr == (f"FAIL: {fam}: its sessions arrive by a law (at any times, in order, arrive poisson(…)): "
+                          "exec runs explicit sessions\n")
 
 
 def test_translation_of_the_oracle_program():

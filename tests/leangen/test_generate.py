@@ -113,12 +113,25 @@ def tmp_oracle(tmp_path, mutate=None, out_edit=None):
 
 
 def test_outside_the_fragment_stops_and_writes_nothing(tmp_path):
+    oracle = tmp_oracle(tmp_path, mutate=lambda p: dataclasses.replace(p, arrival=M.AClosed(3)))
+    lean = tmp_path / "lean"
+    res = run_cli("oracle", "--oracle-dir", oracle, "--lean-dir", str(lean))
+    assert res.returncode == 1
+    assert res.stderr == ("FAIL: outside the Lean fragment: a closed population (arrive closed(…)) "
+                          "at examples/oracle/vllm_request.sq:67:7\n")
+    assert not lean.exists()
+
+
+def test_an_oracle_program_has_explicit_sessions(tmp_path):
+    """A program whose sessions arrive by a law is inside the fragment (its
+    claims are stated over its family) but is no oracle scenario."""
     oracle = tmp_oracle(tmp_path, mutate=lambda p: dataclasses.replace(p, arrival=M.APoisson(0.5)))
     lean = tmp_path / "lean"
     res = run_cli("oracle", "--oracle-dir", oracle, "--lean-dir", str(lean))
     assert res.returncode == 1
-    assert res.stderr == ("FAIL: outside the Lean fragment: poisson arrivals (arrive poisson(…)) "
-                          "at examples/oracle/vllm_request.sq:67:7\n")
+    assert res.stderr.startswith("FAIL: ") and res.stderr.endswith(
+        ": its sessions arrive by a law (at any times, in order, arrive poisson(…)): an oracle scenario runs "
+        "explicit sessions\n")
     assert not lean.exists()
 
 
@@ -199,13 +212,59 @@ def test_claims_verdicts():
 
 
 def test_claims_outside_the_fragment_are_listed_not_stated(tmp_path):
-    ir = dataclasses.replace(claims_example(), arrival=M.APoisson(1.0))
-    path = tmp_path / "poisson.ir.json"
+    ir = dataclasses.replace(claims_example(), arrival=M.AClosed(3))
+    path = tmp_path / "closed.ir.json"
     path.write_text(dumps(ir), encoding="utf-8")
     outs = G.claims_outputs([str(path)], str(tmp_path / "lean"))
     assert "def prog_" not in outs[0].text
     assert "not stated, outside the Lean fragment: " in outs[1].text
-    assert "FAIL: outside the Lean fragment: poisson arrivals" in outs[1].text
+    assert "FAIL: outside the Lean fragment: a closed population" in outs[1].text
+
+
+# ---------------------------------------------------------------- claims over a family (the papers)
+
+PAPERS = ("bari_rad", "dai_fastertransformer", "dai_sarathi", "kong_svf")
+
+
+def claims_lean() -> str:
+    return open(os.path.join(LEAN, "Serq", "Gen", "Claims.lean"), encoding="utf-8").read()
+
+
+def test_every_paper_claim_is_stated_over_its_family():
+    text = claims_lean()
+    for name in PAPERS:
+        ir = read(os.path.join(ROOT, "tests", "golden", "ir", f"papers__{name}.ir.json"))
+        assert f"def prog_papers__{name} (ws : List Session) : Program :=" in text
+        assert f"def family_papers__{name} (ws : List Session) : Bool :=" in text
+        for c in ir.claims:
+            stmt = text.split(f"def papers__{name}_{c.name} : Prop :=\n", 1)[1].split("\n\n", 1)[0]
+            quant = "∃ ws" if type(c.kind) is M.CSome else "∀ ws"
+            assert stmt.strip().startswith(f"{quant}, family_papers__{name} ws = true"), (name, c.name)
+            assert "Serq.Claims.holdsAt (prog_papers__" in stmt
+    assert "outside the Lean fragment" not in open(os.path.join(LEAN, "Serq", "Gen", "Claims.unproved.txt"),
+                                                   encoding="utf-8").read()
+
+
+def test_the_families():
+    text = claims_lean()
+    assert "Serq.Claims.inFamily (Serq.Claims.Law.renewal 46750) [9, 10] 500 ws" in text   # Dai: vp, vd
+    assert "Serq.Claims.inFamily Serq.Claims.Law.poisson [9, 10] 500 ws" in text          # Bari
+    assert "Serq.Claims.inFamily Serq.Claims.Law.batch [9, 10] 500 ws" in text            # Kong: s, o
+
+
+def test_a_family_and_its_members():
+    from leangen import exec_ref as X
+    from leangen.lterms import Session
+    ren = ("renewal", 10)
+    s = lambda t, a=((9, 1), (10, 2)): Session(t, list(a), [], False)  # noqa: E731
+    assert X.inFamily(ren, [9, 10], 500, [s(10), s(20), s(30)])
+    assert not X.inFamily(ren, [9, 10], 500, [s(10), s(25)])                  # not the law's time
+    assert not X.inFamily(ren, [9, 10], 500, [s(10, ((9, 1),))])               # an init attribute missing
+    assert not X.inFamily(ren, [9, 10], 1, [s(10), s(20)])                     # over the bound
+    assert X.inFamily(("poisson",), [9, 10], 500, [s(0), s(0), s(7), s(9)])
+    assert not X.inFamily(("poisson",), [9, 10], 500, [s(5), s(4)])           # out of order
+    assert X.inFamily(("batch",), [9, 10], 500, [s(0)] * 3)
+    assert not X.inFamily(("batch",), [9, 10], 500, [s(0), s(1)])
 
 
 # ---------------------------------------------------------------- the IR is the only input

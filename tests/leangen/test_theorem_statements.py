@@ -195,3 +195,102 @@ def test_killOwn_total(cache, s, k):
 def test_evictOne_takes_something(cache, b):
     if cache:
         assert X.evictable(X.evictOne(b, cache)) < X.evictable(cache)
+
+
+# ---------------------------------------------------------------- Batch.lean
+
+
+def dem(j):
+    return min(1, j.rem) if j.decode else j.rem
+
+
+def demandS(m, ss):
+    total = 0
+    for s in ss:
+        r = X.jobOf(m.residents, s)
+        total += dem(r[1]) if r[0] == "some" else 0
+    return total
+
+
+def plain_program(keys=()):
+    from leangen.lterms import Engine, Program
+    return Program(1, 0, [], Engine(("num", 8), ("num", 0), ("none",), ("num", 1), list(keys), ("none",), False,
+                                    ("none",)), [[]], ("none",), 0, [])
+
+
+jobs = st.lists(st.tuples(st.integers(0, 6), st.booleans(), st.integers(0, 9)), max_size=7)
+
+
+@settings(max_examples=400, deadline=None)
+@given(jobs, st.integers(0, 25), st.lists(st.integers(0, 8), max_size=8), st.lists(st.tuples(st.integers(7, 9),
+                                                                                           st.integers(0, 5)),
+                                                                                 max_size=3))
+def test_serveAll_plain(js, left, order, served):
+    """Serve any fresh list of sessions (residents or not), none served yet:
+    the machine is unchanged and the batch gains min(left, demandS)."""
+    from leangen.lterms import Job, Machine, Plan
+    residents = [Job(s, d, r, ("none",), i, r) for i, (s, d, r) in enumerate(js)]
+    ss = list(dict.fromkeys(order))                     # Fresh
+    m = Machine(0, [], [], residents, False, False, [], 0, 1, [], [], 0, 0, [])
+    pl = Plan(left, 0, list(served), False, False, 0)
+    if any(X.batchOf(pl.batch, s) != 0 for s in ss):
+        return
+    m1, pl1 = X.serveAll(10, plain_program(), m, pl, ss)
+    assert m1 == m
+    assert X.batchSum(pl1.batch) == X.batchSum(pl.batch) + min(left, demandS(m, ss))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 25), st.builds(lambda d, r: (d, r), st.booleans(), st.integers(0, 30)))
+def test_want_chunk0(left, dr):
+    from leangen.lterms import Job, Plan
+    j = Job(0, dr[0], dr[1], ("none",), 0, dr[1])
+    assert X.want(Plan(left, 0, [], False, False, 0), j) == min(dem(j), left)
+
+
+# ---------------------------------------------------------------- ClaimProofs.lean
+
+
+def test_the_rate_lemmas_on_every_batch():
+    """`dai_batch_rate` and `bari_batch_rate` for every b ≤ 128 (and the
+    costs the programs' terms evaluate to, `sarathi_cost`, `bari_cost`)."""
+    import os
+    from serq.ir import read
+    from leangen.fragment import translate
+    from leangen.lterms import Iter
+    root = os.path.join(os.path.dirname(__file__), "..", "golden", "ir")
+    costs = {n: translate(read(os.path.join(root, f"papers__{n}.ir.json"))).engine.cost
+             for n in ("dai_sarathi", "dai_fastertransformer", "bari_rad")}
+    for b in range(0, 129):
+        dai = 1128 + 3547 * ((b + 128 - 1) // 128)
+        bari = 3000 * ((b + 128 - 1) // 128) + 8 * b
+        assert b * 4675 <= 128 * dai and b * 4024 <= 128 * bari
+        r = Iter(0, b, 0, 0, 0, 0, 0, 0, 0, 0, 0, [], [], [])
+        assert X.evalI(r, costs["dai_sarathi"]) == dai == X.evalI(r, costs["dai_fastertransformer"])
+        assert X.evalI(r, costs["bari_rad"]) == bari
+    assert 256 * 4675 > 128 * (1128 + 3547 * 2)    # the bound needs b ≤ b_max: two tiles' worth breaks it
+
+
+def test_the_fastertransformer_witness():
+    """The witness of `papers__dai_fastertransformer_not_work_conserving`, as
+    ClaimProofs.lean writes it: in the family, the claim true after 13
+    events (and not after 12: the proof's number is the least)."""
+    import os
+    import re
+    from serq.ir import read
+    from leangen.fragment import translate_claims, translate_with
+    from leangen.lterms import Session
+    here = os.path.dirname(__file__)
+    text = open(os.path.join(here, "..", "..", "lean", "Serq", "Thm", "ClaimProofs.lean"), encoding="utf-8").read()
+    rows = re.findall(r"\{ arrive := (\d+), attrs := \[\(9, (\d+)\), \(10, (\d+)\)\], turns := \[\], "
+                      r"preset := false \}", text.split("def ftWitness", 1)[1].split(":=", 1)[1].split("\n\n")[0])
+    ws = [Session(int(t), [(9, int(a)), (10, int(b))], [], False) for t, a, b in rows]
+    assert [w.arrive for w in ws] == [46750, 93500]
+    n = int(re.search(r"exact ⟨ftWitness, by decide \+kernel, by decide \+kernel, (\d+), by decide \+kernel⟩",
+                      text).group(1))
+    ir = read(os.path.join(here, "..", "golden", "ir", "papers__dai_fastertransformer.ir.json"))
+    p = translate_with(ir, ws)
+    c = dict(translate_claims(ir))["not_work_conserving"]
+    assert X.inFamily(("renewal", 46750), [9, 10], 500, ws)
+    assert X.givenOk(p, c.given)
+    assert X.holdsAt(p, c, n) and not X.holdsAt(p, c, n - 1)

@@ -2,7 +2,7 @@
   GENERATED FILE: do not edit.
   Written by `python -m leangen oracle`; `python -m leangen oracle --check` (make check,
   make lean) fails when the file is not what that command writes now.
-  Generator: leangen 0.1.0, reading IR version 1.
+  Generator: leangen 0.2.0, reading IR version 1.
   Files read (SHA-256):
     fe834d0d6b4501755144e881f040f079607386afc6ff06c2dba0a842459e8da5  tools/oracle/scenarios/alone.ir.json
     50adf856df3869d0052b54511865ec9158e1140396401d38bbaf634503cc9e2f  tools/oracle/scenarios/alone.out.json
@@ -36,9 +36,16 @@ open Serq
 def prog_alone : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 192, block := 8, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 64), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 16) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 192, block := 8, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 64),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 16) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -61,7 +68,7 @@ def prog_alone : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 150), (13, 4), (14, 0)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 150), (13, 4), (14, 0)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/alone.json (tools/oracle/scenarios/alone.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_alone :
@@ -78,9 +85,16 @@ theorem vllm_alone_steps :
 def prog_chunked : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 256, block := 8, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 32), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 256, block := 8, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 32),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -103,9 +117,9 @@ def prog_chunked : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 40), (13, 4), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 50), (13, 3), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 30), (13, 5), (14, 0)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 40), (13, 4), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 50), (13, 3), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 30), (13, 5), (14, 0)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/chunked.json (tools/oracle/scenarios/chunked.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_chunked :
@@ -122,9 +136,16 @@ theorem vllm_chunked_steps :
 def prog_hol : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 80, block := 4, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 64), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 80, block := 4, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 64),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -147,9 +168,9 @@ def prog_hol : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 40), (13, 12), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 50), (13, 4), (14, 1)], turns := [], preset := false },
-                 { attrs := [(12, 8), (13, 4), (14, 2)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 40), (13, 12), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 50), (13, 4), (14, 1)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 8), (13, 4), (14, 2)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/hol.json (tools/oracle/scenarios/hol.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_hol :
@@ -166,9 +187,16 @@ theorem vllm_hol_steps :
 def prog_longchunk : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 320, block := 8, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 64), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 16) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 320, block := 8, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 64),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 16) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -191,9 +219,9 @@ def prog_longchunk : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 60), (13, 3), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 50), (13, 3), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 40), (13, 3), (14, 0)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 60), (13, 3), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 50), (13, 3), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 40), (13, 3), (14, 0)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/longchunk.json (tools/oracle/scenarios/longchunk.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_longchunk :
@@ -210,9 +238,16 @@ theorem vllm_longchunk_steps :
 def prog_mixed : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 156, block := 4, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 48), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 16) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 156, block := 4, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 48),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 16) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -235,12 +270,12 @@ def prog_mixed : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 50), (13, 20), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 33), (13, 30), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 60), (13, 12), (14, 3)], turns := [], preset := false },
-                 { attrs := [(12, 20), (13, 25), (14, 6)], turns := [], preset := false },
-                 { attrs := [(12, 40), (13, 8), (14, 9)], turns := [], preset := false },
-                 { attrs := [(12, 12), (13, 16), (14, 15)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 50), (13, 20), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 33), (13, 30), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 60), (13, 12), (14, 3)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 20), (13, 25), (14, 6)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 40), (13, 8), (14, 9)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 12), (13, 16), (14, 15)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/mixed.json (tools/oracle/scenarios/mixed.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_mixed :
@@ -257,9 +292,16 @@ theorem vllm_mixed_steps :
 def prog_preempt : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 32, block := 4, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 16), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 32, block := 4, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 16),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -282,8 +324,8 @@ def prog_preempt : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 13), (13, 10), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 15), (13, 8), (14, 1)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 13), (13, 10), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 15), (13, 8), (14, 1)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/preempt.json (tools/oracle/scenarios/preempt.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_preempt :
@@ -300,9 +342,16 @@ theorem vllm_preempt_steps :
 def prog_seqcap : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 320, block := 8, viaEngine := false },
-              { cap := 2, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 128), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 320, block := 8, viaEngine := false, keys := [] },
+              { cap := 2, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 128),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -325,10 +374,10 @@ def prog_seqcap : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 20), (13, 6), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 16), (13, 3), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 24), (13, 4), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 10), (13, 5), (14, 1)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 20), (13, 6), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 16), (13, 3), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 24), (13, 4), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 10), (13, 5), (14, 1)], turns := [], preset := false }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/scenarios/seqcap.json (tools/oracle/scenarios/seqcap.out.json): per request its first, done (a token sampled in step k exists at time k + 1), and the number of preemptions. -/
 theorem vllm_seqcap :
@@ -345,9 +394,16 @@ theorem vllm_seqcap_steps :
 def prog_cache_evict : Program :=
   { nattrs := 16,
     nobs := 4,
-    pools := [{ cap := 120, block := 4, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 64), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 120, block := 4, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 64),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 13 (Expr.num 0)),
@@ -384,9 +440,9 @@ def prog_cache_evict : Program :=
       [Stmt.stop]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(14, 0)], turns := [[(4, 40), (5, 5), (6, 12), (8, 0), (7, 1)], [(4, 8), (5, 4), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 3)], turns := [[(4, 80), (5, 12), (6, 2), (8, 0), (7, 1)], [(4, 6), (5, 3), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 30)], turns := [[(4, 10), (5, 4), (6, 1), (8, 0), (7, 1)], [(4, 10), (5, 4), (6, 0), (8, 0), (7, 0)]], preset := true }] }
+    sessions := [{ arrive := 0, attrs := [(14, 0)], turns := [[(4, 40), (5, 5), (6, 12), (8, 0), (7, 1)], [(4, 8), (5, 4), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 3)], turns := [[(4, 80), (5, 12), (6, 2), (8, 0), (7, 1)], [(4, 6), (5, 3), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 30)], turns := [[(4, 10), (5, 4), (6, 1), (8, 0), (7, 1)], [(4, 10), (5, 4), (6, 0), (8, 0), (7, 0)]], preset := true }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/traces/cache_evict.json (tools/oracle/traces/cache_evict.out.json): per session and turn its sent, cached_tokens, first, done. -/
 theorem vllm_cache_evict :
@@ -403,9 +459,16 @@ theorem vllm_cache_evict_steps :
 def prog_cache_trace : Program :=
   { nattrs := 16,
     nobs := 4,
-    pools := [{ cap := 512, block := 8, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 64), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 512, block := 8, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 64),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 13 (Expr.num 0)),
@@ -442,9 +505,9 @@ def prog_cache_trace : Program :=
       [Stmt.stop]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(14, 0)], turns := [[(4, 40), (5, 6), (6, 4), (8, 0), (7, 1)], [(4, 12), (5, 5), (6, 2), (8, 0), (7, 1)], [(4, 20), (5, 4), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 2)], turns := [[(4, 25), (5, 9), (6, 0), (8, 0), (7, 1)], [(4, 7), (5, 3), (6, 6), (8, 0), (7, 1)], [(4, 30), (5, 6), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 5)], turns := [[(4, 60), (5, 4), (6, 3), (8, 0), (7, 1)], [(4, 1), (5, 8), (6, 0), (8, 0), (7, 0)]], preset := true }] }
+    sessions := [{ arrive := 0, attrs := [(14, 0)], turns := [[(4, 40), (5, 6), (6, 4), (8, 0), (7, 1)], [(4, 12), (5, 5), (6, 2), (8, 0), (7, 1)], [(4, 20), (5, 4), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 2)], turns := [[(4, 25), (5, 9), (6, 0), (8, 0), (7, 1)], [(4, 7), (5, 3), (6, 6), (8, 0), (7, 1)], [(4, 30), (5, 6), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 5)], turns := [[(4, 60), (5, 4), (6, 3), (8, 0), (7, 1)], [(4, 1), (5, 8), (6, 0), (8, 0), (7, 0)]], preset := true }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/traces/cache_trace.json (tools/oracle/traces/cache_trace.out.json): per session and turn its sent, cached_tokens, first, done. -/
 theorem vllm_cache_trace :
@@ -461,9 +524,16 @@ theorem vllm_cache_trace_steps :
 def prog_cache_trace2 : Program :=
   { nattrs := 16,
     nobs := 4,
-    pools := [{ cap := 640, block := 16, viaEngine := false },
-              { cap := 3, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 96), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 32) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 640, block := 16, viaEngine := false, keys := [] },
+              { cap := 3, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 96),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 32) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 13 (Expr.num 0)),
@@ -500,10 +570,10 @@ def prog_cache_trace2 : Program :=
       [Stmt.stop]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(14, 0)], turns := [[(4, 100), (5, 12), (6, 5), (8, 0), (7, 1)], [(4, 40), (5, 10), (6, 5), (8, 0), (7, 1)], [(4, 24), (5, 6), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 1)], turns := [[(4, 70), (5, 20), (6, 1), (8, 0), (7, 1)], [(4, 15), (5, 5), (6, 0), (8, 0), (7, 1)], [(4, 50), (5, 8), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 3)], turns := [[(4, 33), (5, 31), (6, 2), (8, 0), (7, 1)], [(4, 0), (5, 4), (6, 2), (8, 0), (7, 1)], [(4, 16), (5, 16), (6, 0), (8, 0), (7, 0)]], preset := true },
-                 { attrs := [(14, 8)], turns := [[(4, 128), (5, 3), (6, 10), (8, 0), (7, 1)], [(4, 64), (5, 3), (6, 0), (8, 0), (7, 0)]], preset := true }] }
+    sessions := [{ arrive := 0, attrs := [(14, 0)], turns := [[(4, 100), (5, 12), (6, 5), (8, 0), (7, 1)], [(4, 40), (5, 10), (6, 5), (8, 0), (7, 1)], [(4, 24), (5, 6), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 1)], turns := [[(4, 70), (5, 20), (6, 1), (8, 0), (7, 1)], [(4, 15), (5, 5), (6, 0), (8, 0), (7, 1)], [(4, 50), (5, 8), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 3)], turns := [[(4, 33), (5, 31), (6, 2), (8, 0), (7, 1)], [(4, 0), (5, 4), (6, 2), (8, 0), (7, 1)], [(4, 16), (5, 16), (6, 0), (8, 0), (7, 0)]], preset := true },
+                 { arrive := 0, attrs := [(14, 8)], turns := [[(4, 128), (5, 3), (6, 10), (8, 0), (7, 1)], [(4, 64), (5, 3), (6, 0), (8, 0), (7, 0)]], preset := true }] }
 
 /-- vLLM 0.33.0's scheduler on tools/oracle/traces/cache_trace2.json (tools/oracle/traces/cache_trace2.out.json): per session and turn its sent, cached_tokens, first, done. -/
 theorem vllm_cache_trace2 :

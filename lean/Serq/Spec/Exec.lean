@@ -11,22 +11,35 @@
   The machine is event-driven, as the interpreter is (language reference,
   §Semantics):
 
+  * sessions arrive in order, each at its time (the next arrival is
+    scheduled as one arrives, before its session runs); the init block has
+    run for each at the start, with the clock at its arrival time;
   * sessions run their statements in the order they became ready; a
     statement takes no time; a delay run and an iteration take time;
   * after every event the machine settles (the ready sessions run, the pools
     the engine does not admit admit their heads), then the idle engine starts
     an iteration if it has residents or a waiting queue it admits and no other
     event is pending at this instant;
-  * an iteration serves the residents in admission order (one token to a
-    decode, up to the chunk to a prefill, never beyond the budget), a growing
-    run first growing its hold block by block and preempting the resident
-    admitted last that holds the pool while it does not fit (the grower
-    itself included: then the serving stops); then, unless it preempted, it
-    admits the heads of the queues it admits while budget is left and the
-    head fits (used + max(units, reserve) ≤ cap, cached units never block;
-    the first that does not fit stops the admissions), each served at once;
-  * an iteration lasts one step; its tokens are applied when it ends; the
-    step that only preempted is an iteration too;
+  * a pool's queue offers its head: a session preempted back to it first
+    (the most recent first), else the session of least queue keys (ties in
+    join order; without keys, the first to join); that head, when it does
+    not fit, blocks the rest;
+  * an iteration serves the residents by the engine's serving keys
+    (ascending, read once as the serving starts; ties in admission order),
+    skipping those its `only` predicate reads as 0 at their turn (one token
+    to a decode, up to the chunk to a prefill, never beyond the budget), a
+    growing run first growing its hold block by block and preempting the
+    resident admitted last that holds the pool while it does not fit (the
+    grower itself included: then the serving stops); then, when its schedule
+    admits and unless it preempted, it admits the heads of the queues it
+    admits while budget is left and the head fits (used + max(units,
+    reserve) ≤ cap, cached units never block; the first that does not fit
+    stops the admissions), each served at once unless the admission's
+    `only` reads it as 0;
+  * an iteration lasts its cost, read on the batch as it starts; its tokens
+    are applied when it ends, and the runs it finishes let their sessions go
+    on in the residents' (admission) order; the step that only preempted is
+    an iteration too;
   * a hold with a cache clause consumes at admission at most `reuse` units of
     the session's own cached prefix (the rest of that entry stays, dead), and
     leaves min(cache, computed) units cached at its end, rounded down to
@@ -86,17 +99,22 @@ structure Frame where
   kind : Kind
 
 /-- A run at the engine: its session, decode or prefill, work left, the pool
-it grows, its session's admission number (the serving order). -/
+it grows, its session's admission number (the serving order), its work. -/
 structure Job where
   sess : Nat
   decode : Bool
   rem : Nat
   grow : Option Nat
   key : Nat
+  work : Nat
 
+/-- `absent`: the session has not arrived yet. -/
 inductive Status where
-  | ready | queued | busy | ended
+  | ready | queued | busy | ended | absent
 
+/-- A session: attributes, continuation, holds, status, turn index,
+admission number (0: never admitted), and whether a preemption put it back
+at the head of its queue (`front`). -/
 structure Sess where
   attrs : List Nat
   frames : List Frame
@@ -104,10 +122,12 @@ structure Sess where
   status : Status
   turnIx : Nat
   adm : Nat
+  front : Bool
 
 inductive Ev where
   | wake (s : Nat)
   | iterEnd (batch : List (Nat × Nat))
+  | arrive (s : Nat)
 
 structure Event where
   time : Nat
@@ -125,6 +145,7 @@ structure Iter where
   demand : Nat
   served : Nat
   arrived : Nat
+  attention2 : Nat
   used : List Nat
   holders : List Nat
   queued : List Nat
@@ -210,10 +231,6 @@ def prefixSums (acc : Nat) : List Nat → Nat
   | [] => 0
   | x :: xs => acc + x + prefixSums (acc + x) xs
 
-def countTo (i : Nat) : Nat → List Nat
-  | 0 => []
-  | n + 1 => i :: countTo (i + 1) n
-
 def filterS (s : Nat) : List (Nat × Nat) → List (Nat × Nat)
   | [] => []
   | x :: xs => if Nat.beq x.1 s then x :: filterS s xs else filterS s xs
@@ -276,7 +293,7 @@ def poolRelease (units keep s t o : Nat) (ps : PoolSt) : PoolSt :=
             cache := if keep = 0 then ps.cache
                      else appendEntry (killOwn ps.cache s 0) { owner := some s, units := keep, time := t, ord := o } }
 
-def defaultPool : Pool := { cap := 0, block := 0, viaEngine := false }
+def defaultPool : Pool := { cap := 0, block := 0, viaEngine := false, keys := [] }
 
 def emptyPool : PoolSt := { used := 0, cache := [], queue := [] }
 
@@ -313,6 +330,15 @@ def holdersOf : List Sess → Nat → Nat
   | [], _ => 0
   | x :: xs, q => boolN (Nat.blt 0 (heldOn x.holds q)) + holdersOf xs q
 
+/-- ⌈a / b⌉ over ℕ (0 for b = 0). -/
+def ceilDivN (a b : Nat) : Nat :=
+  if Nat.beq b 0 then 0 else (a + b - 1) / b
+
+/-- The residents that decode (`running.decoding`). -/
+def decodersOf : List Job → Nat
+  | [] => 0
+  | j :: js => boolN j.decode + decodersOf js
+
 /-- An expression for session s with attributes a, budget_left being bl. -/
 def evalE (m : Machine) (a : List Nat) (s bl : Nat) : Expr → Nat
   | .num n => n
@@ -326,12 +352,18 @@ def evalE (m : Machine) (a : List Nat) (s bl : Nat) : Expr → Nat
   | .max x y => Nat.max (evalE m a s bl x) (evalE m a s bl y)
   | .bin op x y => binOp op (evalE m a s bl x) (evalE m a s bl y)
   | .floorDiv x y => evalE m a s bl x / evalE m a s bl y
+  | .ceilDiv x y => ceilDivN (evalE m a s bl x) (evalE m a s bl y)
   | .cond c x y => if nonzero (evalE m a s bl c) then evalE m a s bl x else evalE m a s bl y
   | .lnot x => boolN (Nat.beq (evalE m a s bl x) 0)
   | .used q => (pstOf m q).used
   | .holders q => holdersOf m.sess q
   | .iter _ => 0
   | .agg _ _ => 0
+  | .decoding => 0
+  | .admission => 0
+  | .remaining => 0
+  | .runDecoding => decodersOf m.residents
+  | .runKv _ => 0
 
 /-- Reads only attributes and numbers (judged when the session queues). -/
 def isStatic : Expr → Bool
@@ -340,13 +372,14 @@ def isStatic : Expr → Bool
   | .min x y => isStatic x && isStatic y
   | .max x y => isStatic x && isStatic y
   | .floorDiv x y => isStatic x && isStatic y
+  | .ceilDiv x y => isStatic x && isStatic y
   | .bin _ x y => isStatic x && isStatic y
   | .cond c x y => isStatic c && isStatic x && isStatic y
   | .lnot x => isStatic x
   | _ => false
 
 def defaultSess : Sess :=
-  { attrs := [], frames := [], holds := [], status := Status.ended, turnIx := 0, adm := 0 }
+  { attrs := [], frames := [], holds := [], status := Status.ended, turnIx := 0, adm := 0, front := false }
 
 def sessOf (m : Machine) (s : Nat) : Sess :=
   lget m.sess s defaultSess
@@ -367,6 +400,32 @@ def isReady : Status → Bool
   | .ready => true
   | _ => false
 
+/-! ## Queues -/
+
+/-- Lexicographic order on lists of keys (of one length). -/
+def lexLt : List Nat → List Nat → Bool
+  | x :: xs, y :: ys => Nat.blt x y || (Nat.beq x y && lexLt xs ys)
+  | _, _ => false
+
+/-- A queued session's keys, read with its attributes. -/
+def keysOf (m : Machine) (s : Nat) : List Expr → List Nat
+  | [] => []
+  | e :: es => evalS m s 0 e :: keysOf m s es
+
+/-- The session of least keys, `best` the least so far (ties: the earlier). -/
+def leastKey (m : Machine) (ks : List Expr) (best : Nat) : List Nat → Nat
+  | [] => best
+  | s :: ss => if lexLt (keysOf m s ks) (keysOf m best ks) then leastKey m ks s ss else leastKey m ks best ss
+
+/-- The head pool i's queue offers: a session preempted back to it (they
+are at the front, the most recent first), else the least keys in join
+order; the first to join when the pool has no keys. -/
+def queueHead (p : Program) (m : Machine) (i : Nat) : List Nat → Option Nat
+  | [] => none
+  | s :: ss =>
+    if (sessOf m s).front || (poolOf p i).keys.isEmpty then some s
+    else some (leastKey m (poolOf p i).keys s ss)
+
 /-! ## Events and residents -/
 
 /-- Events in time order, a new one after those already at its time. -/
@@ -386,10 +445,6 @@ def removeJob (s : Nat) : List Job → List Job
 def jobOf : List Job → Nat → Option Job
   | [], _ => none
   | j :: js, s => if Nat.beq j.sess s then some j else jobOf js s
-
-def jobSessions : List Job → List Nat
-  | [] => []
-  | j :: js => j.sess :: jobSessions js
 
 def removeQ (s : Nat) : List Nat → List Nat
   | [] => []
@@ -505,7 +560,8 @@ def admitHold (p : Program) (m : Machine) (s bl : Nat) (reuse cache : Option Exp
       | f :: fs => bodyFrame :: { f with pc := f.pc + 1 } :: fs
       | [] => [bodyFrame]
     let x1 := { x with attrs := lmod x.attrs slotCached (fun _ => if caching then took else 0),
-                       frames := frames, holds := h :: x.holds, status := Status.ready, adm := m1.admc }
+                       frames := frames, holds := h :: x.holds, status := Status.ready, adm := m1.admc,
+                       front := false }
     let m2 := setSess m1 s (fun _ => x1)
     { m2 with admc := m1.admc + 1 }
 
@@ -553,7 +609,7 @@ def preempt (p : Program) (m : Machine) (v q : Nat) : Machine :=
       | f :: fs => { f with pc := f.pc - 1 } :: fs
       | [] => []
     let m2 := setSess m1 v (fun z => { z with attrs := lmod z.attrs slotComputed (fun _ => pos),
-                                              frames := frames, status := Status.queued })
+                                              frames := frames, status := Status.queued, front := true })
     let m3 := setPool m2 h.first (fun ps => { ps with queue := v :: ps.queue })
     { m3 with residents := removeJob v m3.residents, preempts := m3.preempts + 1 }
 
@@ -681,7 +737,8 @@ def execStmt (p : Program) (m : Machine) (s : Nat) : Stmt → Machine × Bool
     let m1 := advance m s
     if Nat.beq w 0 then (m1, true)
     else if Nat.beq stage 0 then
-      let j : Job := { sess := s, decode := isDecode mode, rem := w, grow := grow, key := (sessOf m1 s).adm }
+      let j : Job := { sess := s, decode := isDecode mode, rem := w, grow := grow, key := (sessOf m1 s).adm,
+                       work := w }
       (setStatus { m1 with residents := insertJob j m1.residents } s Status.busy, false)
     else
       let ev : Event := { time := m1.now + w, ev := Ev.wake s }
@@ -727,6 +784,71 @@ def runSess : Nat → Program → Machine → Nat → Machine
 
 /-! ## The iteration -/
 
+/-- What a session holds on the engine's memory. -/
+def memAlloc (p : Program) (m : Machine) (s : Nat) : Nat :=
+  match p.engine.memory with
+  | some q => heldOn (sessOf m s).holds q
+  | none => 0
+
+/-- `running.kv_decode` (`d`) or `running.kv_prefill`: what the residents
+that decode (or not) hold on the engine's memory. -/
+def kvOf (p : Program) (m : Machine) (d : Bool) : List Job → Nat
+  | [] => 0
+  | j :: js => (if j.decode == d then memAlloc p m j.sess else 0) + kvOf p m d js
+
+/-- An `only` predicate or a serving key, read for resident j at its turn:
+its attributes, `decoding`, `admission`, `remaining`, and the residents as
+they stand (`running.count`, `running.decoding`, `running.kv_…`). -/
+def evalJ (p : Program) (m : Machine) (j : Job) : Expr → Nat
+  | .num n => n
+  | .attr i => lget (sessOf m j.sess).attrs i 0
+  | .decoding => boolN j.decode
+  | .admission => j.key
+  | .remaining => j.rem
+  | .running => m.residents.length
+  | .runDecoding => decodersOf m.residents
+  | .runKv d => kvOf p m d m.residents
+  | .min x y => Nat.min (evalJ p m j x) (evalJ p m j y)
+  | .max x y => Nat.max (evalJ p m j x) (evalJ p m j y)
+  | .bin op x y => binOp op (evalJ p m j x) (evalJ p m j y)
+  | .floorDiv x y => evalJ p m j x / evalJ p m j y
+  | .ceilDiv x y => ceilDivN (evalJ p m j x) (evalJ p m j y)
+  | .cond c x y => if nonzero (evalJ p m j c) then evalJ p m j x else evalJ p m j y
+  | .lnot x => boolN (Nat.beq (evalJ p m j x) 0)
+  | _ => 0
+
+/-- Whether the predicate (none: every request) lets resident j be served. -/
+def onlyOk (p : Program) (m : Machine) (j : Job) : Option Expr → Bool
+  | none => true
+  | some e => nonzero (evalJ p m j e)
+
+def jobKeys (p : Program) (m : Machine) (j : Job) : List Expr → List Nat
+  | [] => []
+  | e :: es => evalJ p m j e :: jobKeys p m j es
+
+/-- Insert after every item whose keys are not greater (a stable sort). -/
+def insertKeyed (x : List Nat × Nat) : List (List Nat × Nat) → List (List Nat × Nat)
+  | [] => [x]
+  | y :: ys => if lexLt x.1 y.1 then x :: y :: ys else y :: insertKeyed x ys
+
+def sortKeyed (acc : List (List Nat × Nat)) : List (List Nat × Nat) → List (List Nat × Nat)
+  | [] => acc
+  | x :: xs => sortKeyed (insertKeyed x acc) xs
+
+def keyedJobs (p : Program) (m : Machine) : List Job → List (List Nat × Nat)
+  | [] => []
+  | j :: js => (jobKeys p m j p.engine.keys, j.sess) :: keyedJobs p m js
+
+def seconds : List (List Nat × Nat) → List Nat
+  | [] => []
+  | x :: xs => x.2 :: seconds xs
+
+/-- The residents' sessions in serving order: ascending serving keys, read
+once as the serving starts, ties in admission order (the residents' order);
+without keys, admission order. -/
+def serveOrder (p : Program) (m : Machine) : List Nat :=
+  seconds (sortKeyed [] (keyedJobs p m m.residents))
+
 /-- The tokens a resident asks for: one for a decode, up to the chunk for a
 prefill, never more than the budget left. -/
 def want (pl : Plan) (j : Job) : Nat :=
@@ -753,7 +875,8 @@ def serveJob (k : Nat) (p : Program) (m : Machine) (pl : Plan) (j : Job) : Machi
           if r.2.2 then (r.1, { r.2.1 with stop := true }) else (r.1, addBatch r.2.1 j.sess n)
 
 /-- Serve the residents in order (a snapshot of their sessions), until the
-budget is spent or a grower preempted itself. -/
+budget is spent or a grower preempted itself; one the `only` predicate
+reads as 0 at its turn is passed over. -/
 def serveAll (k : Nat) (p : Program) : Machine → Plan → List Nat → Machine × Plan
   | m, pl, [] => (m, pl)
   | m, pl, s :: ss =>
@@ -761,19 +884,19 @@ def serveAll (k : Nat) (p : Program) : Machine → Plan → List Nat → Machine
     else
       match jobOf m.residents s with
       | some j =>
-        if Nat.beq (batchOf pl.batch s) 0 then
+        if Nat.beq (batchOf pl.batch s) 0 && onlyOk p m j p.engine.serveOnly then
           let r := serveJob k p m pl j
           serveAll k p r.1 r.2 ss
         else serveAll k p m pl ss
       | none => serveAll k p m pl ss
 
 /-- The head of the first non-empty queue the engine admits. -/
-def engineHead (p : Program) (i : Nat) : List PoolSt → Option (Nat × Nat)
+def engineHead (p : Program) (m : Machine) (i : Nat) : List PoolSt → Option (Nat × Nat)
   | [] => none
   | ps :: pss =>
-    match ps.queue with
-    | s :: _ => if (poolOf p i).viaEngine then some (i, s) else engineHead p (i + 1) pss
-    | [] => engineHead p (i + 1) pss
+    match queueHead p m i ps.queue with
+    | some s => if (poolOf p i).viaEngine then some (i, s) else engineHead p m (i + 1) pss
+    | none => engineHead p m (i + 1) pss
 
 /-- What `budget_left(engine)` reads in the header of a hold the engine
 admits: the tokens the iteration can still give that request, the budget
@@ -783,13 +906,14 @@ def admitBudget (pl : Plan) : Nat :=
   if nonzero pl.chunk then Nat.min pl.left pl.chunk else pl.left
 
 /-- Admit heads while budget is left, no one was preempted in this iteration,
-and the head fits; each newcomer runs its statements at once and is served. -/
+and the head fits; each newcomer runs its statements at once and is served
+unless the admission's `only` predicate reads it as 0. -/
 def admitLoop : Nat → Nat → Program → Machine → Plan → Machine × Plan
   | 0, _, _, m, pl => (m, pl)
   | fuel + 1, k, p, m, pl =>
     if pl.noAdmit || !(Nat.beq m.preempts pl.pre0) || Nat.beq pl.left 0 then (m, pl)
     else
-      match engineHead p 0 m.pools with
+      match engineHead p m 0 m.pools with
       | none => (m, pl)
       | some (q, s) =>
         match holdAt p m s with
@@ -802,18 +926,12 @@ def admitLoop : Nat → Nat → Program → Machine → Plan → Machine × Plan
             let m2 := runSess k p (admitHold p m1 s bl reuse cache body vs) s
             match jobOf m2.residents s with
             | some j =>
-              if Nat.beq (batchOf pl.batch s) 0 then
+              if Nat.beq (batchOf pl.batch s) 0 && onlyOk p m2 j p.engine.admitOnly then
                 let r := serveJob k p m2 pl j
                 admitLoop fuel k p r.1 r.2
               else admitLoop fuel k p m2 pl
             | none => admitLoop fuel k p m2 pl
           else (m, { pl with noAdmit := true })
-
-/-- What a session holds on the engine's memory. -/
-def memAlloc (p : Program) (m : Machine) (s : Nat) : Nat :=
-  match p.engine.memory with
-  | some q => heldOn (sessOf m s).holds q
-  | none => 0
 
 def batchSum : List (Nat × Nat) → Nat
   | [] => 0
@@ -840,6 +958,32 @@ def demandOf (pl : Plan) : List Job → Nat
     let d := if j.decode then Nat.min 1 j.rem else (if nonzero pl.chunk then Nat.min j.rem pl.chunk else j.rem)
     d + demandOf pl js
 
+/-- A prefill's position as the iteration starts: its hold's position on the
+pool it grows, else the work its run has done. -/
+def jobPos (m : Machine) (j : Job) : Nat :=
+  match j.grow with
+  | some q =>
+    match allocOn (sessOf m j.sess).holds q with
+    | some a => a.pos
+    | none => j.work - j.rem
+  | none => j.work - j.rem
+
+/-- Twice `batch.attention`: Σ n (2 k₀ + n) over the batch's prefills, k₀
+the position it starts at. -/
+def attention2Of (m : Machine) : List (Nat × Nat) → Nat
+  | [] => 0
+  | (s, n) :: bt =>
+    (match jobOf m.residents s with
+     | some j => if j.decode then 0 else n * (2 * jobPos m j + n)
+     | none => 0) + attention2Of m bt
+
+/-- The sessions that have arrived. -/
+def arrivedOf : List Sess → Nat
+  | [] => 0
+  | x :: xs => (match x.status with
+                | .absent => 0
+                | _ => 1) + arrivedOf xs
+
 def poolStats (m : Machine) (i : Nat) : List PoolSt → List Nat × List Nat × List Nat
   | [] => ([], [], [])
   | ps :: pss =>
@@ -853,48 +997,94 @@ def iterRec (p : Program) (m : Machine) (pl : Plan) : Iter :=
     | (u, h, q) =>
       { now := m.now, tokens := batchSum pl.batch, prefilled := pre, decoders := dec,
         residents := m.residents.length, kvDecode := kvd, kvPrefill := kvp,
-        demand := demandOf pl m.residents, served := m.served, arrived := m.sess.length,
-        used := u, holders := h, queued := q }
+        demand := demandOf pl m.residents, served := m.served, arrived := arrivedOf m.sess,
+        attention2 := attention2Of m pl.batch, used := u, holders := h, queued := q }
 
-/-- An iteration of the engine: serve the residents, then admit unless the
-iteration preempted.  An attempt that schedules nothing and preempts nobody
-is no iteration (the engine waits for the next event); an iteration lasts
-one step, and its tokens are applied when it ends. -/
+def iterVar (r : Iter) : IterVar → Nat
+  | .tokens => r.tokens
+  | .prefilled => r.prefilled
+  | .decoders => r.decoders
+  | .residents => r.residents
+  | .kvDecode => r.kvDecode
+  | .kvPrefill => r.kvPrefill
+  | .demand => r.demand
+  | .served => r.served
+  | .arrived => r.arrived
+  | .attention2 => r.attention2
+
+/-- An expression of an iteration, as it starts: the engine's cost, a
+claim over iterations. -/
+def evalI (r : Iter) : Expr → Nat
+  | .num n => n
+  | .now => r.now
+  | .iter v => iterVar r v
+  | .used q => lget r.used q 0
+  | .holders q => lget r.holders q 0
+  | .waiting q => lget r.queued q 0
+  | .min x y => Nat.min (evalI r x) (evalI r y)
+  | .max x y => Nat.max (evalI r x) (evalI r y)
+  | .bin op x y => binOp op (evalI r x) (evalI r y)
+  | .floorDiv x y => evalI r x / evalI r y
+  | .ceilDiv x y => ceilDivN (evalI r x) (evalI r y)
+  | .cond c x y => if nonzero (evalI r c) then evalI r x else evalI r y
+  | .lnot x => boolN (Nat.beq (evalI r x) 0)
+  | _ => 0
+
+/-- The schedule's admission, when it has one. -/
+def admitIf (k : Nat) (p : Program) (m : Machine) (pl : Plan) : Machine × Plan :=
+  if p.engine.admits then admitLoop k k p m pl else (m, pl)
+
+/-- An iteration of the engine: serve the residents in serving order, then
+admit (when the schedule does) unless the iteration preempted.  An attempt
+that schedules nothing and preempts nobody is no iteration (the engine waits
+for the next event); an iteration lasts its cost, read on the batch as it
+starts, and its tokens are applied when it ends. -/
 def attempt (k : Nat) (p : Program) (m : Machine) : Machine :=
   let budget := evalE m [] 0 0 p.engine.budget
   let chunk := evalE m [] 0 0 p.engine.chunk
   let pl0 : Plan := { left := budget, chunk := chunk, batch := [], stop := false, noAdmit := false,
                       pre0 := m.preempts }
-  match serveAll k p m pl0 (jobSessions m.residents) with
+  match serveAll k p m pl0 (serveOrder p m) with
   | (m1, pl1) =>
-    match admitLoop k k p m1 pl1 with
+    match admitIf k p m1 pl1 with
     | (m2, pl2) =>
       if pl2.batch.isEmpty && Nat.beq m2.preempts pl2.pre0 then { m2 with stalled := true }
       else
-        let ev : Event := { time := m2.now + 1, ev := Ev.iterEnd pl2.batch }
+        let r := iterRec p m2 pl2
+        let ev : Event := { time := m2.now + evalI r p.engine.cost, ev := Ev.iterEnd pl2.batch }
         { m2 with busy := true, events := insertEv ev m2.events,
-                  served := m2.served + batchSum pl2.batch, iters := iterRec p m2 pl2 :: m2.iters }
+                  served := m2.served + batchSum pl2.batch, iters := r :: m2.iters }
 
 def updJob : List Job → Nat → Nat → List Job
   | [], _, _ => []
   | j :: js, s, rem => if Nat.beq j.sess s then { j with rem := rem } :: js else j :: updJob js s rem
 
-/-- The end of an iteration: each run advances (and its hold's position);
-a run whose work is done lets its session go on. -/
+/-- The end of an iteration: each run of the batch advances (and its hold's
+position). -/
 def finishJobs (m : Machine) : List (Nat × Nat) → Machine
   | [] => m
   | (s, n) :: bt =>
     match jobOf m.residents s with
     | none => finishJobs m bt
     | some j =>
-      let rem := j.rem - n
       let m1 := match j.grow with
         | some q => setSess m s (fun x => { x with holds := advanceIn x.holds q n })
         | none => m
-      if Nat.beq rem 0 then
-        finishJobs (setStatus { m1 with residents := removeJob s m1.residents, ready := m1.ready ++ [s] }
-                      s Status.ready) bt
-      else finishJobs { m1 with residents := updJob m1.residents s rem } bt
+      finishJobs { m1 with residents := updJob m1.residents s (j.rem - n) } bt
+
+/-- Then each run whose work is done leaves the engine and lets its session
+go on, in the residents' order (a snapshot of them). -/
+def doneJobs (m : Machine) : List Job → Machine
+  | [] => m
+  | j :: js =>
+    if Nat.beq j.rem 0 then
+      doneJobs (setStatus { m with residents := removeJob j.sess m.residents, ready := m.ready ++ [j.sess] }
+                  j.sess Status.ready) js
+    else doneJobs m js
+
+def endIteration (m : Machine) (bt : List (Nat × Nat)) : Machine :=
+  let m1 := finishJobs { m with busy := false } bt
+  doneJobs m1 m1.residents
 
 /-! ## Settling, events, the run -/
 
@@ -904,14 +1094,14 @@ def freeHead (p : Program) (m : Machine) (i : Nat) :
     List PoolSt → Option (Nat × Nat × (List HoldPool × Nat × Option Expr × Option Expr))
   | [] => none
   | ps :: pss =>
-    match ps.queue with
-    | s :: _ =>
+    match queueHead p m i ps.queue with
+    | some s =>
       if (poolOf p i).viaEngine then freeHead p m (i + 1) pss
       else
         match holdAt p m s with
         | some h => if fits p m (headerVals m s 0 h.1) then some (i, s, h) else freeHead p m (i + 1) pss
         | none => freeHead p m (i + 1) pss
-    | [] => freeHead p m (i + 1) pss
+    | none => freeHead p m (i + 1) pss
 
 /-- Run the ready sessions in order, then admit at the pools the engine does
 not admit, until nothing changes. -/
@@ -943,9 +1133,17 @@ iteration once no other event is pending at this instant. -/
 def canStart (p : Program) (m : Machine) : Bool :=
   !m.busy && !m.stalled && !(pendingNow m) && (!m.residents.isEmpty || engineWaiting p 0 m.pools)
 
-def handle (m : Machine) : Ev → Machine
+/-- Session s's arrival, scheduled at its time (not before the clock). -/
+def arrival (p : Program) (m : Machine) (s : Nat) : Machine :=
+  if Nat.blt s p.sessions.length then
+    let ev : Event := { time := Nat.max m.now (lget p.sessions s noSession).arrive, ev := Ev.arrive s }
+    { m with events := insertEv ev m.events }
+  else m
+
+def handle (p : Program) (m : Machine) : Ev → Machine
   | .wake s => setStatus { m with ready := m.ready ++ [s] } s Status.ready
-  | .iterEnd bt => finishJobs { m with busy := false } bt
+  | .iterEnd bt => endIteration m bt
+  | .arrive s => setStatus { (arrival p m (s + 1)) with ready := m.ready ++ [s] } s Status.ready
 
 /-- Settle, start an iteration if one can start, take the next event. -/
 def drive : Nat → Nat → Program → Machine → Machine
@@ -955,7 +1153,7 @@ def drive : Nat → Nat → Program → Machine → Machine
     let m2 := if canStart p m1 then attempt k p m1 else m1
     match m2.events with
     | [] => m2
-    | e :: es => drive fuel k p (handle { m2 with events := es, now := e.time, stalled := false } e.ev)
+    | e :: es => drive fuel k p (handle p { m2 with events := es, now := e.time, stalled := false } e.ev)
 
 /-- The init block's sets (the fragment allows nothing else there). -/
 def initBlock (m0 : Machine) (s : Nat) (a : List Nat) : List Stmt → List Nat
@@ -967,14 +1165,16 @@ def zeros : Nat → List Nat
   | 0 => []
   | n + 1 => 0 :: zeros n
 
-/-- A session arrives at time 0: serial, the init block, its preset attributes. -/
+/-- A session before it arrives: serial, the init block (read with the clock
+at its arrival time; it reads nothing else that changes), its preset
+attributes. -/
 def initSess (p : Program) (m0 : Machine) (s : Nat) (spec : Session) : Sess :=
   let a0 := lmod (zeros p.nattrs) 0 (fun _ => s)
   let a1 := match p.init with
-    | some b => initBlock m0 s a0 (lget p.blocks b [])
+    | some b => initBlock { m0 with now := spec.arrive } s a0 (lget p.blocks b [])
     | none => a0
   { attrs := setMany a1 spec.attrs, frames := [{ blk := p.main, pc := 0, kind := Kind.seq }],
-    holds := [], status := Status.ready, turnIx := 0, adm := 0 }
+    holds := [], status := Status.absent, turnIx := 0, adm := 0, front := false }
 
 def initSessions (p : Program) (m0 : Machine) (s : Nat) : List Session → List Sess
   | [] => []
@@ -984,19 +1184,23 @@ def emptyPools : List Pool → List PoolSt
   | [] => []
   | _ :: ps => emptyPool :: emptyPools ps
 
+/-- The machine before the first event: every session absent, the first
+arrival scheduled; admission numbers count from 1. -/
 def start (p : Program) : Machine :=
   let m0 : Machine := { now := 0, sess := [], pools := emptyPools p.pools, residents := [], busy := false,
-                        stalled := false, events := [], ord := 0, admc := 0, ready := [], obs := [],
+                        stalled := false, events := [], ord := 0, admc := 1, ready := [], obs := [],
                         preempts := 0, served := 0, iters := [] }
-  { m0 with sess := initSessions p m0 0 p.sessions, ready := countTo 0 p.sessions.length }
+  arrival p { m0 with sess := initSessions p m0 0 p.sessions } 0
 
 /-- The machine after at most `fuel` events (and `fuel` for every inner loop). -/
 def run (p : Program) (fuel : Nat) : Machine :=
   drive fuel fuel p (start p)
 
-/-- The run took its last event within the fuel. -/
-def complete (m : Machine) : Bool :=
-  m.events.isEmpty && m.ready.isEmpty
+/-- The run has ended within the fuel: no event is left, no session is
+ready, no free pool's head fits and the engine cannot start an iteration
+(fuel that ends just after an event leaves one of these to do). -/
+def complete (p : Program) (m : Machine) : Bool :=
+  m.events.isEmpty && m.ready.isEmpty && (freeHead p m 0 m.pools).isNone && !(canStart p m)
 
 /-! ## What a run observed -/
 

@@ -6,9 +6,11 @@
   mirrors every structure here, field for field).
 
   Values and time are natural numbers: a subtraction stops at 0, `floorDiv`
-  is `Nat` division (0 for a zero divisor), a comparison is 0 or 1, and a
-  guard is true when it is not 0.  The step clock: one engine (stage 0)
-  whose iteration lasts one unit; every other stage is a delay.
+  is `Nat` division (0 for a zero divisor), `ceilDiv` its ceiling, a
+  comparison is 0 or 1, and a guard is true when it is not 0.  One engine
+  (stage 0) whose iteration lasts its cost, an expression of the batch read
+  as the iteration starts (the step clock is the cost 1); every other stage
+  is a delay.
 -/
 
 namespace Serq
@@ -17,9 +19,13 @@ namespace Serq
 inductive BinOp where
   | add | sub | mul | lt | le | gt | ge | eq | ne | and | or
 
-/-- What a claim over iterations reads of the iteration (language §Claims). -/
+/-- What a claim over iterations and an iteration's cost read of the
+iteration (language §Claims, §Engines).  `attention2` is twice
+`batch.attention` (Σ n (2 k₀ + n) over the batch's prefills: a natural),
+read only by a cost. -/
 inductive IterVar where
   | tokens | prefilled | decoders | residents | kvDecode | kvPrefill | demand | served | arrived
+  | attention2
 
 /-- The aggregates of a claim at end. -/
 inductive Agg where
@@ -28,7 +34,11 @@ inductive Agg where
 /-- Expressions over ℕ.  `running` and `waiting` are the engine's
 `running.count` and `waiting.count` (its tokens cap and chunk);
 `budgetLeft` is `budget_left(engine)` in the header of a hold the engine
-admits; `iter`, `used`, `holders` and `agg` are read by claims. -/
+admits; `iter`, `used`, `holders` and `agg` are read by claims (and `iter`
+by the iteration's cost); `decoding`, `admission`, `remaining`,
+`runDecoding` (`running.decoding`) and `runKv` (`running.kv_decode` when
+true, `running.kv_prefill` when false) are read by an `only` predicate or a
+serving key, for one resident at its turn. -/
 inductive Expr where
   | num (n : Nat)
   | attr (slot : Nat)
@@ -41,12 +51,18 @@ inductive Expr where
   | max (a b : Expr)
   | bin (op : BinOp) (a b : Expr)
   | floorDiv (a b : Expr)
+  | ceilDiv (a b : Expr)
   | cond (c a b : Expr)
   | lnot (a : Expr)
   | iter (v : IterVar)
   | used (pool : Nat)
   | holders (pool : Nat)
   | agg (a : Agg) (obs : Nat)
+  | decoding
+  | admission
+  | remaining
+  | runDecoding
+  | runKv (decode : Bool)
 
 /-- The mode of a run: plain on a delay, prefill or decode on the engine. -/
 inductive Mode where
@@ -69,22 +85,37 @@ inductive Stmt where
   | loop (body : Nat)
   | stop
 
-/-- A pool: capacity in units, block size (0: none), and whether the engine
-admits its queue (otherwise it is the engine's memory, `preempt lifo`). -/
+/-- A pool: capacity in units, block size (0: none), whether the engine
+admits its queue (otherwise it is the engine's memory, `preempt lifo`, or
+`preempt none` when no run grows it), and its queue keys (`queue by`:
+ascending, ties in join order; `[]`: first come first served). -/
 structure Pool where
   cap : Nat
   block : Nat
   viaEngine : Bool
+  keys : List Expr
 
 /-- The step engine, stage 0: its tokens cap, its chunk (0: no cap), its
-memory pool. -/
+memory pool; the iteration's cost (its duration, an expression of the
+batch, `Expr.iter`, read as the iteration starts); its schedule, `advance
+running [only (serveOnly)] by (keys)` — ascending keys, ties in admission order,
+`[]` admission order — then, when `admits`, `admit waiting [only
+(admitOnly)] while (running.preempted == 0)`. -/
 structure Engine where
   budget : Expr
   chunk : Expr
   memory : Option Nat
+  cost : Expr
+  keys : List Expr
+  serveOnly : Option Expr
+  admits : Bool
+  admitOnly : Option Expr
 
-/-- An explicit session: preset attributes and, when `preset`, its turns. -/
+/-- A session: its arrival time, its preset attributes and, when `preset`,
+its turns.  The sessions arrive in order (an explicit session of the IR at
+time 0). -/
 structure Session where
+  arrive : Nat
   attrs : List (Nat × Nat)
   turns : List (List (Nat × Nat))
   preset : Bool

@@ -2,7 +2,7 @@
   GENERATED FILE: do not edit.
   Written by `python -m leangen claims`; `python -m leangen claims --check` (make check,
   make lean) fails when the file is not what that command writes now.
-  Generator: leangen 0.1.0, reading IR version 1.
+  Generator: leangen 0.2.0, reading IR version 1.
   The IR files read that have claims (SHA-256):
     31f30406fa5afee029c846e08c37178cebd1fcc51b474f9adf1160ca806a3da3  tests/leangen/golden/claims_example.ir.json
   Never compiled where it was generated: see lean/README.md.
@@ -11,9 +11,12 @@ import Serq.Spec.Claims
 
 /-!
   Each claim of a program inside the Lean fragment, as a proposition about
-  `Serq.Exec` (`Serq.Claims.check`, lean/Serq/Spec/Claims.lean).  Its proof,
-  when there is one, is the theorem of the same name in
-  lean/Serq/Thm/ClaimProofs.lean; the others are listed in
+  `Serq.Exec` (lean/Serq/Spec/Claims.lean): for a program with explicit
+  sessions, on its one run (`Serq.Claims.check`); for a program whose
+  sessions arrive by a law, over its family of workloads (`family_…`,
+  `Serq.Claims.inFamily`) and every prefix of each run
+  (`Serq.Claims.holdsAt`).  Its proof, when there is one, is the theorem of
+  the same name in lean/Serq/Thm/ClaimProofs.lean; the others are listed in
   lean/Serq/Gen/Claims.unproved.txt, which `make lean` prints.
   Programs with claims that are outside the fragment (not stated):
 -/
@@ -26,9 +29,16 @@ open Serq
 def prog_claims_example : Program :=
   { nattrs := 15,
     nobs := 2,
-    pools := [{ cap := 80, block := 4, viaEngine := false },
-              { cap := 4, block := 0, viaEngine := true }],
-    engine := { budget := (Expr.num 64), chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)), memory := (some 0) },
+    pools := [{ cap := 80, block := 4, viaEngine := false, keys := [] },
+              { cap := 4, block := 0, viaEngine := true, keys := [] }],
+    engine := { budget := (Expr.num 64),
+                chunk := (Expr.cond (Expr.bin BinOp.gt (Expr.bin BinOp.add Expr.running (Expr.waiting 1)) (Expr.num 1)) (Expr.num 0) (Expr.num 0)),
+                memory := (some 0),
+                cost := (Expr.num 1),
+                keys := [],
+                serveOnly := none,
+                admits := true,
+                admitOnly := none },
     blocks := [
       -- block 0
       [(Stmt.set 12 (Expr.num 16)),
@@ -51,9 +61,9 @@ def prog_claims_example : Program :=
       [(Stmt.observe 0 Expr.now)]],
     init := (some 0),
     main := 1,
-    sessions := [{ attrs := [(12, 40), (13, 12), (14, 0)], turns := [], preset := false },
-                 { attrs := [(12, 50), (13, 4), (14, 1)], turns := [], preset := false },
-                 { attrs := [(12, 8), (13, 4), (14, 2)], turns := [], preset := false }] }
+    sessions := [{ arrive := 0, attrs := [(12, 40), (13, 12), (14, 0)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 50), (13, 4), (14, 1)], turns := [], preset := false },
+                 { arrive := 0, attrs := [(12, 8), (13, 4), (14, 2)], turns := [], preset := false }] }
 
 /-- claim `tokens_within_budget` (examples/oracle/vllm_request.sq:80:3): every iteration of the engine.  exec_ref: holds.  Proof: Serq/Thm/ClaimProofs.lean. -/
 def claims_example_tokens_within_budget : Prop :=
