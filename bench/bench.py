@@ -9,7 +9,11 @@ finer events (a process start, a resource request and release, a timeout, a
 process end: about six per request), so the comparison that measures the
 same work is the rate of the *model's* events, arrivals plus departures
 (twice the requests), which the ratio uses; SimPy's own kernel count is
-printed beside it.
+printed beside it.  Both record each request's response time (serq: the
+program's observe and the client's response, and the report's statistics
+of them, inside ``simulate``; SimPy: a list).  Imports are outside the
+timings: SimPy's, and what a serq run imports on first use (its machine
+module; numpy, for a long run's random streams and statistics).
 
     .venv/bin/python bench/bench.py [--quick] [--ir]
 
@@ -30,6 +34,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from serq.sim import simulate  # noqa: E402
+import serq.sim.machine  # noqa: E402,F401  (imported by a run on first use)
+import numpy  # noqa: E402,F401  (imported by a long run on first use)
 
 import programs  # noqa: E402
 
@@ -43,16 +49,23 @@ def run_serq(prog):
 
 
 def run_simpy(horizon: float, lam: float = 0.8, seed: int = 1):
+    """The M/M/1 written for SimPy as its documentation writes such models: a
+    process per customer, a Resource, timeouts; each customer's response
+    time is recorded, as serq records each request's (``observe`` and the
+    client's response)."""
     import simpy
     env = simpy.Environment()
     server = simpy.Resource(env, capacity=1)
     rng = random.Random(seed)
     done = [0, 0]  # arrivals, departures
+    response = []
 
     def customer(env):
+        t0 = env.now
         with server.request() as req:
             yield req
             yield env.timeout(rng.expovariate(1.0))
+        response.append(env.now - t0)
         done[1] += 1
 
     def source(env):

@@ -32,7 +32,7 @@ from typing import Callable
 from ..ir import model as M
 from ..ir.expr import apply_binary, apply_fn, const_value, power, truth, walk
 from .errors import Fault, fmt_num
-from .rng import DISTS
+from .rng import DISTS, h2_consts
 
 CTX = {name: i for i, name in enumerate(M.CTX_VARS)}
 NOW = CTX["Now"]
@@ -76,10 +76,17 @@ class Compiler:
         self.ctx = sim.ctx
         self.regs = sim.regs
         self.k = 0
+        # how the source reads the carrier's attributes and stream (see
+        # ``inline``)
+        self.a_src = "t.a"
+        self.rng_src = "(t.rng or t.make_rng())"
+        self.draw_method = "random"
+        self.now_src = None
         self.ns = {
             "ctx": sim.ctx, "regs": sim.regs, "_div": _div, "_pow": power, "_tr": truth,
             "_min": _min, "_max": _max, "_minn": _minn, "_maxn": _maxn, "_floor": _floor,
             "_and": _and, "_or": _or, "_fn1": _fn1, "_fn2": _fn2, "float": float, "len": len,
+            "_log": math.log,
         }
         for name, d in DISTS.items():
             self.ns["_d_" + name] = d
@@ -137,6 +144,27 @@ class Compiler:
             sys.setrecursionlimit(old)
         return eval(f"lambda t: {src}", self.ns)  # noqa: S307 - our own source
 
+    def inline(self, e: M.Expr, a_src: str = "a", rng_src: str = "(t.rng or t.make_rng())",
+               draw_method: str = "random") -> str:
+        """The source of ``e`` for code generated around it (serq.sim.codegen):
+        the attributes read as ``a_src``, a uniform draw as
+        ``rng_src.draw_method()``, the clock as the local ``now`` (equal to
+        ``ctx[Now]`` whenever a statement runs); anything else (a subtree
+        past ``MAX_DEPTH``, a member index, a price) reads the carrier as
+        ``t``."""
+        v = const_value(e)
+        if v is not None:
+            return self.lit(v)
+        old = sys.getrecursionlimit()
+        if old < 30000:
+            sys.setrecursionlimit(30000)
+        self.a_src, self.rng_src, self.draw_method, self.now_src = a_src, rng_src, draw_method, "now"
+        try:
+            return self.src(e, 0)
+        finally:
+            self.a_src, self.rng_src, self.draw_method, self.now_src = "t.a", "(t.rng or t.make_rng())", "random", None
+            sys.setrecursionlimit(old)
+
     def lit(self, v: float) -> str:
         if v != v or math.isinf(v):
             return self.bind(v, "_c")
@@ -151,16 +179,17 @@ class Compiler:
         d = depth + 1
         t_ = type(e)
         if t_ is M.EAttr:
-            return f"t.a[{e.slot}]"
+            return f"{self.a_src}[{e.slot}]"
         if t_ is M.ECtx:
+            if self.now_src is not None and e.var == "Now":
+                return self.now_src
             return f"ctx[{CTX[e.var]}]"
         if t_ is M.ECost:
             return self.src(e.expr, depth)
         if t_ is M.EReg:
             return f"regs[{e.index}]"
         if t_ is M.ESample:
-            args = ", ".join(self.src(a, d) for a in e.args)
-            return f"_d_{e.dist}((t.rng or t.make_rng()), {args})"
+            return self.sample(e, d)
         if t_ is M.EFn:
             name = e.fn
             if name in ("Min", "Max"):
@@ -200,6 +229,9 @@ class Compiler:
                 return f"_or({self.src(e.lhs, d)}, {self.src(e.rhs, d)})"
             raise ValueError(op)  # pragma: no cover
         if t_ is M.ECond:
+            cv = const_value(e.cond)
+            if cv is not None:   # only the branch taken is evaluated
+                return self.src(e.then if truth(cv) else e.other, depth)
             self.k += 1
             c = f"_c{self.k}"
             return (f"({self.src(e.then, d)} if (({c} := {self.src(e.cond, d)}) != 0.0 and {c} == {c}) "
@@ -211,6 +243,37 @@ class Compiler:
         if t_ is M.EAgg:
             return f"{self.bind(self.sim.agg_fn(e.agg, e.observe), '_f')}(t)"
         raise TypeError(f"unknown expression {e!r}")  # pragma: no cover
+
+    def sample(self, e: M.ESample, d: int) -> str:
+        """A draw.  Where the distribution is a formula of its uniforms
+        (``det``, ``exp``, ``uniform``, ``bernoulli``, ``h2`` of constants)
+        it is written out, computing what ``rng.d_*`` computes to the bit,
+        its arguments evaluated before its draws, as a call evaluates them
+        (``max_draws`` counts its uniforms); otherwise ``rng.d_*`` is
+        called."""
+        args = e.args
+        consts = [const_value(a) for a in args]
+        dist = e.dist
+        u = f"{self.rng_src}.{self.draw_method}()"     # one uniform
+        if dist == "Det":
+            return self.src(args[0], d)       # d_det draws nothing
+        if dist == "Exp":    # -mean * ln(1 - U)
+            if consts[0] is not None:
+                return f"({self.lit(-consts[0])} * _log(1.0 - {u}))"
+            return f"(-{self.src(args[0], d)} * _log(1.0 - {u}))"
+        if dist == "H2" and None not in consts:   # the phase, then -mean_i * ln(1 - U)
+            p1, m1, m2 = (self.lit(x) for x in h2_consts(*consts))
+            return f"(-({m1} if {u} < {p1} else {m2}) * _log(1.0 - {u}))"
+        if dist == "Uniform":    # lo + (hi - lo) * U
+            if None not in consts:
+                return f"({self.lit(consts[0])} + {self.lit(consts[1] - consts[0])} * {u})"
+            self.k += 1
+            lo = f"_u{self.k}"
+            return f"(({lo} := {self.src(args[0], d)}) + ({self.src(args[1], d)} - {lo}) * {u})"
+        if dist == "Bernoulli":    # 1 if U < p else 0: p first
+            return f"(1.0 if {self.src(args[0], d)} > {u} else 0.0)"
+        srcs = ", ".join(self.src(a, d) for a in args)
+        return f"_d_{dist}({self.rng_src}, {srcs})"
 
     def query(self, e: M.EQuery, d: int) -> str:
         q = e.query
@@ -265,6 +328,48 @@ class Compiler:
             s_miss = s_hit + ds
             return ds + lam * (s_miss * s_miss - s_hit * s_hit) / (2 * (1 - rho)) + lam * w * ds / (1 - rho)
         return price
+
+
+def max_draws(e: M.Expr):
+    """The most uniforms ``e`` can draw when every draw is written out
+    (``Compiler.sample``); None when one is a call of ``rng.d_*``."""
+    v = const_value(e)
+    if v is not None:
+        return 0
+    t = type(e)
+    if t is M.ESample:
+        own = {"Det": 0, "Exp": 1, "Uniform": 1, "Bernoulli": 1}.get(e.dist)
+        if e.dist == "H2" and all(const_value(a) is not None for a in e.args):
+            own = 2
+        if own is None:
+            return None
+        kids = e.args
+    elif t is M.ECond:
+        cv = const_value(e.cond)
+        if cv is not None:
+            return max_draws(e.then if truth(cv) else e.other)
+        parts = [max_draws(x) for x in (e.cond, e.then, e.other)]
+        if None in parts:
+            return None
+        return parts[0] + max(parts[1], parts[2])
+    elif t is M.EFn:
+        own, kids = 0, e.args
+    elif t is M.EUnary:
+        own, kids = 0, (e.arg,)
+    elif t is M.EBinary:
+        own, kids = 0, (e.lhs, e.rhs)
+    elif t is M.ECost:
+        own, kids = 0, (e.expr,)
+    elif t in (M.ENum, M.EAttr, M.ECtx, M.EReg) or (t is M.EQuery and e.ref.index is None):
+        own, kids = 0, ()
+    else:
+        return None
+    for x in kids:
+        n = max_draws(x)
+        if n is None:
+            return None
+        own += n
+    return own
 
 
 _CMP = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}

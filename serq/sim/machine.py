@@ -13,6 +13,11 @@ ready session (in the order they became ready), then retries growers and
 admissions at every pool no stage serves, until nothing changes; then, if no
 other event is pending at the same instant, it attempts an iteration on
 every idle step stage that has residents or a waiting queue it admits.
+
+The hot paths are written for the program, once, by ``serq.sim.codegen``:
+straight statements as segments, a session's arrival (``arrive``, and the
+Poisson arrival event ``open_arrival``), the completions of fifo and delay
+stages.  What they do is what the interpreter's code here does.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ..diag import Span
 from ..ir import model as M
 from ..ir.expr import is_test
 from . import claims as claims_mod
+from . import codegen
 from . import rng as R
 from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard, is_static
@@ -43,6 +49,7 @@ NEW, OUT, THINK, MORE, FORCED = 4, 5, 6, 7, 8
 
 OP_SET, OP_OBS, OP_RUN, OP_HOLD, OP_TURN, OP_ANSWER, OP_BRANCH, OP_LOOP, OP_WHILE = range(9)
 OP_GROW, OP_DROP, OP_RELEASE, OP_LOAD, OP_CHOOSE, OP_END, OP_FORK, OP_JOIN = range(9, 17)
+OP_SEG = 17   # straight statements compiled to one function (serq.sim.codegen)
 
 F_BLOCK, F_LOOP, F_WHILE, F_HOLD, F_ROOT, F_LEG = range(6)
 
@@ -64,11 +71,13 @@ class CS:
 
     __slots__ = ("op", "loc", "slot", "f", "obs", "stage_m", "stage_const", "mode", "grow_m", "also_m",
                  "what", "members", "f_units", "f_res", "st_units", "st_res", "f_reuse", "f_cache",
-                 "lease_m", "f_lease", "body", "then", "other", "keys", "pool_m", "name", "nres")
+                 "lease_m", "f_lease", "body", "then", "other", "keys", "pool_m", "name", "nres",
+                 "ir", "n", "stmts", "ends", "lines", "locs", "src")
 
     def __init__(self, op, loc):
         self.op = op
         self.loc = loc
+        self.ir = None
 
 
 class Carrier:
@@ -86,86 +95,111 @@ class Carrier:
 
 
 class Session:
-    __slots__ = ("sid", "main", "legs", "joiner", "ended", "turn", "t_arr", "trace", "turn_ix",
-                 "preset", "nlegs", "leases", "wl_rng")
+    """A session.  ``main`` is its main thread until it ends (then None, so
+    that the two do not keep each other alive); ``attrs`` the main thread's
+    attributes, which its cache entries' eviction keys read.
+
+    The client's record of the current turn (§What the client sees):
+    ``in_turn`` while the turn is not answered (there is none before the
+    first turn), ``t_turn`` its start, ``first`` the time of its first output
+    token (None before), ``last_pre`` the end of its latest prefill (None
+    before), ``outs`` its output tokens after the first."""
+
+    # no __slots__ (a session is made per arrival): what a session has not
+    # set is read from these class attributes
+    main = None
+    attrs = None
+    legs = 0
+    joiner = None
+    ended = False
+    in_turn = False
+    first = None
+    last_pre = None
+    outs = 0.0
+    trace = None
+    turn_ix = 0
+    preset = None
+    nlegs = 0
+
+    # what __init__ sets, for code that writes the construction out
+    # (serq.sim.codegen.construct)
+    FIELDS = (("sid", "sid"), ("t_arr", "t_arr"), ("leases", "[]"))
 
     def __init__(self, sid, t_arr):
         self.sid = sid
-        self.main = None
-        self.legs = 0
-        self.joiner = None
-        self.ended = False
-        self.turn = None
         self.t_arr = t_arr
-        self.trace = None
-        self.turn_ix = 0
-        self.preset = None
-        self.nlegs = 0
         self.leases = []
-
-
-class TurnRec:
-    __slots__ = ("start", "first", "last_pre", "outs", "n", "done")
-
-    def __init__(self, start, n):
-        self.start = start
-        self.first = None
-        self.last_pre = None
-        self.outs = 0.0
-        self.n = n
-        self.done = False
 
 
 class Thread:
     """A session's main line or one of its legs: a carrier for expressions
     and a continuation (a stack of block frames)."""
 
-    __slots__ = ("a", "rng", "sess", "frames", "state", "gen", "leg", "holds", "job", "req", "grower",
-                 "ready_t", "ready_n", "adm_seq", "sim", "preempt_pos", "leases", "leg_no")
+    # no __slots__ (a thread is made per arrival and fork): what a thread
+    # has not set is read from these class attributes
+    leg = False     # a leg (and its number), not the session's main line
+    leg_no = 0
+    rng = None
+    state = S_NEW
+    gen = 0
+    holds = ()      # the holds it is in, innermost last (a list from the first)
+    job = None
+    req = None
+    grower = None
+    ready_t = -1.0
+    ready_n = 0
+    adm_seq = 0
+    preempt_pos = None
 
-    def __init__(self, sim, sess, attrs, leg: bool, leg_no: int = 0):
+    # what __init__ sets, for code that writes the construction out
+    # (serq.sim.codegen.construct)
+    FIELDS = (("sim", "sim"), ("sess", "sess"), ("a", "attrs"), ("frames", "[]"),
+              ("leases", "sess.leases"))
+
+    def __init__(self, sim, sess, attrs):
+        """The session's main line."""
         self.sim = sim
         self.sess = sess
         self.a = attrs
-        self.rng = None
         self.frames = []
-        self.state = S_NEW
-        self.gen = 0
-        self.leg = leg
-        self.leg_no = leg_no
-        self.holds = []
-        self.job = None
-        self.req = None
-        self.grower = None
-        self.ready_t = -1.0
-        self.ready_n = 0
-        self.adm_seq = 0
-        self.preempt_pos = None
-        self.leases = sess.leases if not leg else []
+        self.leases = sess.leases
+
+    @classmethod
+    def fork(cls, sim, sess, attrs, leg_no: int):
+        """A leg of the session, its ``leg_no``-th."""
+        t = cls.__new__(cls)
+        t.sim = sim
+        t.sess = sess
+        t.a = attrs
+        t.frames = []
+        t.leg = True
+        t.leg_no = leg_no
+        t.leases = []
+        return t
 
     def make_rng(self):
         sim = self.sim
         if self.leg:
-            self.rng = R.substream(sim.seed, R.LEG, self.sess.sid, self.leg_no)
+            self.rng = sim.streams.get(R.LEG, self.sess.sid, self.leg_no)
         else:
-            self.rng = R.substream(sim.seed, R.SESSION, self.sess.sid)
+            self.rng = sim.streams.get(R.SESSION, self.sess.sid)
         return self.rng
 
 
 class WlCarrier:
     """A session's attributes with the stream of one (session, turn)."""
 
-    __slots__ = ("a", "rng", "sess", "key")
+    __slots__ = ("a", "rng", "sess", "streams", "turn")
 
     def __init__(self, sim, thread, turn):
         self.a = thread.a
         self.sess = thread.sess
         self.rng = None
-        self.key = (sim.seed, thread.sess.sid, turn)
+        self.streams = sim.streams
+        self.turn = turn
 
     def make_rng(self):
-        seed, sid, turn = self.key
-        self.rng = R.substream(seed, R.WORKLOAD, sid, turn)
+        self.rng = self.streams.get(R.WORKLOAD, self.sess.sid, self.turn)
         return self.rng
 
 
@@ -207,6 +241,7 @@ class Sim:
         self.adm_counter = 0
         self.job_seq = 0
         self.ready = deque()
+        self.streams = R.Streams(self.seed)
         self.mcar = Carrier(R.stream(self.seed, R.MACHINE))
         self.arr_rng = R.stream(self.seed, R.ARRIVAL)
         self.trace_rng = R.stream(self.seed, R.TRACE)
@@ -226,6 +261,7 @@ class Sim:
         self.all_obs = [[] for _ in program.observes] if program.claims else None
         self.client = {"ttft": [], "tpot": [], "response": []}
         self.joining = set()
+        self.nattrs = len(program.attrs)
         self.closed = type(program.arrival) is M.AClosed
         self.warmed = False
         self.end_time = None
@@ -308,6 +344,17 @@ class Sim:
         self.draining = program.arrivals
         self.open_arrivals = 0
         self.open_done = False
+        self.may_preset = type(program.arrival) is M.ASessions and any(
+            spec.turns is not None for spec in program.arrival.sessions)
+        # written for the program (serq.sim.codegen): the threads' blocks
+        # with their straight statements as segments, a session's arrival
+        # (`arrive(spec)`) and the Poisson arrival event (`open_arrival`),
+        # the completions of fifo and delay stages
+        self.facts = codegen.Facts(program)
+        self.thread_blocks = {}
+        self.session_block = self.thread_block(self.session_block, root=True)
+        self.arrive, self.open_arrival = codegen.workload(self)
+        codegen.completions(self, list(self.thread_blocks.values()) + [self.session_block])
 
     # -- compilation of blocks ---------------------------------------------
     def block(self, b: int) -> list:
@@ -333,10 +380,31 @@ class Sim:
         for i, (s, loc) in enumerate(zip(blk.stmts, blk.locs)):
             if i in answer_before:
                 out.append(CS(OP_ANSWER, loc))
-            out.append(self.stmt(s, loc))
+            c = self.stmt(s, loc)
+            c.ir = s     # (serq.sim.codegen writes its expressions out)
+            out.append(c)
         if answer_at_end:
             out.append(CS(OP_ANSWER, None))
         self.blocks[b] = out
+        return out
+
+    def thread_block(self, stmts: list, root: bool = False) -> list:
+        """A block as threads run it: its nested blocks likewise, then its
+        straight statements as segments (serq.sim.codegen).  ``root``: the
+        session's block (not shared with any other use of the block)."""
+        done = self.thread_blocks.get(id(stmts))
+        if done is not None and not root:
+            return done
+        for c in stmts:
+            if c.op in (OP_HOLD, OP_LOOP, OP_WHILE, OP_FORK):
+                c.body = self.thread_block(c.body)
+            elif c.op == OP_BRANCH:
+                c.then = self.thread_block(c.then)
+                if c.other is not None:
+                    c.other = self.thread_block(c.other)
+        out = codegen.segments(self, stmts, root)
+        if not root:
+            self.thread_blocks[id(stmts)] = out
         return out
 
     def stmt(self, s, loc) -> CS:
@@ -468,7 +536,31 @@ class Sim:
         pools = bool(self.pools)
         ready = self.ready
         settle = self.settle
-        while heap:
+        if not extras:
+            # the same loop without what it does not need (no engine, hook,
+            # gauge, draining or progress): nothing reads the event count
+            # while it runs
+            nev = self.nevents
+            warmed = self.warmed
+            try:
+                while heap:
+                    ev = pop(heap)
+                    t = ev[0]
+                    if t > horizon:
+                        heapq.heappush(heap, ev)   # left as it was
+                        break
+                    if not warmed and t >= warmup:
+                        self.snapshot_warmup()
+                        warmed = True
+                    self.now = t
+                    ctx[C_NOW] = t
+                    if ev[3](ev[4]) is not False:
+                        nev += 1
+                        if ready or pools:
+                            settle()
+            finally:
+                self.nevents = nev
+        while extras and heap:
             ev = heap[0]
             t = ev[0]
             if t > horizon:
@@ -609,9 +701,10 @@ class Sim:
         self.run_thread(t)
 
     # -- the statement interpreter -------------------------------------------
-    def run_thread(self, t) -> None:
+    def run_thread(self, t, count: int = 0) -> None:
+        """Run a thread until it stops (``count``: the statements it has run
+        since it started running)."""
         frames = t.frames
-        count = 0
         st = None
         loc = None
         a = t.a
@@ -656,10 +749,25 @@ class Sim:
                 st = stmts[pc]
                 fr[1] = pc + 1
                 loc = st.loc
+                op = st.op
+                if op == OP_SEG:
+                    n = count + st.n
+                    if n > MAX_STATEMENTS:
+                        # near the limit: statement by statement, so that
+                        # R004 names the statement
+                        frames.append([st.stmts, 0, F_BLOCK, None])
+                        continue
+                    count = n
+                    try:
+                        if st.f(self, t):
+                            return
+                    except Fault as f:
+                        loc = codegen.fault_loc(st, f)
+                        raise
+                    continue
                 count += 1
                 if count > MAX_STATEMENTS:
                     raise Fault("R004", self.livelock_msg(t))
-                op = st.op
                 if op == OP_SET:
                     a[st.slot] = st.f(t)
                 elif op == OP_RUN:
@@ -802,35 +910,48 @@ class Sim:
         a[TURN_NO] += 1
         k = int(a[TURN_NO])
         if sess.preset is not None:
-            ts = sess.preset
-            ix = sess.turn_ix
-            if ix < len(ts):
-                for slot, v in ts[ix]:
-                    a[slot] = v
-                a[MORE] = 1.0 if ix + 1 < len(ts) else 0.0
-                sess.turn_ix = ix + 1
-            else:
-                a[MORE] = 0.0
+            self.turn_preset(sess, a)
         else:
             if sess.trace is not None:
-                rows = sess.trace
-                ix = sess.turn_ix
-                if ix >= len(rows):
-                    raise Fault("R015", f"session {sess.sid} takes turn {ix + 1}, but its trace session has "
-                                        f"{len(rows)} turn{'s' if len(rows) != 1 else ''}")
-                new, out, think, forced = rows[ix]
-                a[NEW] = new
-                a[OUT] = out
-                a[THINK] = think
-                a[FORCED] = forced
-                a[MORE] = 1.0 if ix + 1 < len(rows) else 0.0
-                sess.turn_ix = ix + 1
+                self.turn_trace(sess, a)
             if self.turn_block is not None:
                 self.run_wl_block(t, self.turn_block, k)
         now = self.now
-        sess.turn = TurnRec(now, k)
+        sess.in_turn = True
+        sess.t_turn = now
+        sess.first = None
+        sess.last_pre = None
+        sess.outs = 0.0
         if now >= self.warmup:
             self.turns_after += 1
+
+    def turn_preset(self, sess, a) -> None:
+        """An explicit session's next turn: its preset attributes (no turn
+        block)."""
+        ts = sess.preset
+        ix = sess.turn_ix
+        if ix < len(ts):
+            for slot, v in ts[ix]:
+                a[slot] = v
+            a[MORE] = 1.0 if ix + 1 < len(ts) else 0.0
+            sess.turn_ix = ix + 1
+        else:
+            a[MORE] = 0.0
+
+    def turn_trace(self, sess, a) -> None:
+        """A replayed session's next turn: the trace's row."""
+        rows = sess.trace
+        ix = sess.turn_ix
+        if ix >= len(rows):
+            raise Fault("R015", f"session {sess.sid} takes turn {ix + 1}, but its trace session has "
+                                f"{len(rows)} turn{'s' if len(rows) != 1 else ''}")
+        new, out, think, forced = rows[ix]
+        a[NEW] = new
+        a[OUT] = out
+        a[THINK] = think
+        a[FORCED] = forced
+        a[MORE] = 1.0 if ix + 1 < len(rows) else 0.0
+        sess.turn_ix = ix + 1
 
     def run_wl_block(self, t, stmts, turn) -> None:
         car = WlCarrier(self, t, turn)
@@ -863,7 +984,7 @@ class Sim:
 
     def do_fork(self, t, st) -> None:
         sess = t.sess
-        leg = Thread(self, sess, list(t.a), True, sess.nlegs)
+        leg = Thread.fork(self, sess, list(t.a), sess.nlegs)
         sess.nlegs += 1
         sess.legs += 1
         leg.frames = [[st.body, 0, F_LEG, None]]
@@ -871,46 +992,45 @@ class Sim:
 
     # -- the client's view ---------------------------------------------------
     def client_decode(self, t, n: float) -> None:
-        tr = t.sess.turn
-        if tr is None or tr.done:
+        sess = t.sess
+        if not sess.in_turn:
             return
-        if tr.first is None:
+        if sess.first is None:
             now = self.now
-            if tr.last_pre is not None:
-                tr.first = tr.last_pre
-                tr.outs += n
+            if sess.last_pre is not None:
+                sess.first = sess.last_pre
+                sess.outs += n
             else:
-                tr.first = now
-                tr.outs += n - 1.0
+                sess.first = now
+                sess.outs += n - 1.0
             if now >= self.warmup:
-                self.client["ttft"].append(tr.first - tr.start)
+                self.client["ttft"].append(sess.first - sess.t_turn)
         else:
-            tr.outs += n
+            sess.outs += n
 
     def client_prefill_end(self, t) -> None:
-        tr = t.sess.turn
-        if tr is None or tr.done:
+        sess = t.sess
+        if not sess.in_turn:
             return
-        if tr.first is not None:
-            tr.outs += 1.0   # a resumed prefill samples a token
-        tr.last_pre = self.now
+        if sess.first is not None:
+            sess.outs += 1.0   # a resumed prefill samples a token
+        sess.last_pre = self.now
 
     def answer(self, t) -> None:
         sess = t.sess
-        tr = sess.turn
-        if tr is None or tr.done:
+        if not sess.in_turn:
             return
-        tr.done = True
+        sess.in_turn = False
         now = self.now
         after = now >= self.warmup
-        if tr.first is None and tr.last_pre is not None:
-            tr.first = tr.last_pre
+        if sess.first is None and sess.last_pre is not None:
+            sess.first = sess.last_pre
             if after:
-                self.client["ttft"].append(tr.first - tr.start)
+                self.client["ttft"].append(sess.first - sess.t_turn)
         if after:
-            self.client["response"].append(now - tr.start)
-            if tr.first is not None and tr.outs > 0:
-                self.client["tpot"].append((now - tr.first) / tr.outs)
+            self.client["response"].append(now - sess.t_turn)
+            if sess.first is not None and sess.outs > 0:
+                self.client["tpot"].append((now - sess.first) / sess.outs)
 
     # -- holds -------------------------------------------------------------
     def do_hold(self, t, st, fr, pc, front: bool) -> bool:
@@ -1037,7 +1157,10 @@ class Sim:
         hold.pc = req.pc
         hold.frame_parent = req.parent
         t.frames.append([st.body, 0, F_HOLD, hold])
-        t.holds.append(hold)
+        if t.holds:
+            t.holds.append(hold)
+        else:
+            t.holds = [hold]     # (an empty tuple until the first)
         t.req = None
 
     def hold_exit(self, t, hold) -> None:
@@ -1367,7 +1490,7 @@ class Sim:
             ctx[C_LAST] = e.last
             ctx[C_AGE] = now - e.last
             ctx[C_WAITING] = 1.0 if self.session_waiting(e.sess) else 0.0
-            car = EntryCarrier(e.sess.main.a if e.sess.main is not None else None, rng, e.sess)
+            car = EntryCarrier(e.sess.attrs, rng, e.sess)
             try:
                 k = tuple(f(car) for f in keys) + (e.seq,)
             except Fault as f:
@@ -1390,7 +1513,7 @@ class Sim:
         ctx[C_LAST] = e.last
         ctx[C_AGE] = now - e.last
         ctx[C_WAITING] = 1.0 if self.session_waiting(e.sess) else 0.0
-        car = EntryCarrier(e.sess.main.a if e.sess.main is not None else None, self.mcar.rng, e.sess)
+        car = EntryCarrier(e.sess.attrs, self.mcar.rng, e.sess)
         try:
             if not (pool.spill_when(car) != 0.0):
                 return
@@ -1461,20 +1584,6 @@ class Sim:
         if self.draining is None:
             self.open_done = True
 
-    def open_arrival(self, _):
-        # the next arrival is scheduled before this one's session runs
-        self.open_arrivals += 1
-        if self.draining is not None and self.open_arrivals >= self.draining:
-            self.open_done = True
-        else:
-            gap = R.d_exp(self.arr_rng, 1.0 / self.arrival.rate)
-            nt = self.now + gap
-            if nt <= self.horizon:
-                self.schedule(nt, self.open_arrival, None)
-            elif self.draining is not None:
-                self.open_done = True
-        self.arrive(None)
-
     def schedule_renewal(self) -> None:
         car = Carrier(self.arr_rng)
         try:
@@ -1498,47 +1607,6 @@ class Sim:
             self.schedule_renewal()
         self.arrive(None)
 
-    def arrive(self, spec):
-        now = self.now
-        sid = self.n_arrived
-        self.n_arrived += 1
-        if now >= self.warmup:
-            self.arrivals_after += 1
-        self.tick_live(now)
-        self.live += 1
-        sess = Session(sid, now)
-        attrs = [0.0] * len(self.program.attrs)
-        attrs[SERIAL] = float(sid)
-        t = Thread(self, sess, attrs, False)
-        sess.main = t
-        if self.trace is not None:
-            corpus = self.trace
-            if self.program.trace_ordered:
-                sess.trace = corpus[sid % len(corpus)]
-            else:
-                sess.trace = corpus[self.trace_rng.randrange(len(corpus))]
-        try:
-            if self.init_block is not None:
-                self.run_wl_block(t, self.init_block, 0)
-        except Fault as f:
-            raise self.session_error(f, t, None) from None
-        if spec is not None:
-            for slot, v in spec.attrs:
-                attrs[slot] = v
-            if spec.turns is not None:
-                sess.preset = spec.turns
-        if self.claims:
-            self.check_given(t)
-        t.frames = [[self.session_block, 0, F_ROOT, None]]
-        if self.ready:
-            self.make_ready(t)
-        else:
-            # the arrival's last act: nothing else is ready, run it at once
-            t.ready_t = now
-            t.ready_n = 1
-            t.state = S_RUNNING
-            self.run_thread(t)
-
     def end_session(self, t, loc) -> None:
         """The session's main line ends (its block's end or `end;`); a leg
         cannot end its session (validated), so ``t`` is the main thread."""
@@ -1546,7 +1614,8 @@ class Sim:
         if sess.legs > 0:
             raise Fault("R010", f"session {sess.sid} ends while {sess.legs} of its legs "
                                 f"{'runs' if sess.legs == 1 else 'run'}: join them first")
-        self.release_all(t)
+        if t.holds:
+            self.release_all(t)
         t.state = S_ENDED
         self.finish_session(sess)
 
@@ -1565,6 +1634,7 @@ class Sim:
         if sess.ended:
             return
         sess.ended = True
+        sess.main = None
         if self.stuck:
             for key in [k for k in self.stuck if k[0] == sess.sid]:
                 del self.stuck[key]
@@ -1574,9 +1644,13 @@ class Sim:
                     self.end_lease(pa)
             sess.leases.clear()
         now = self.now
-        self.tick_live(now)
+        dt = now - self.t_live    # tick_live
+        if dt > 0:
+            self.acc_live += self.live * dt
+            self.t_live = now
         self.live -= 1
-        self.joining.discard(sess)
+        if self.joining:
+            self.joining.discard(sess)
         if now >= self.warmup:
             self.ended_after += 1
         if self.closed and now <= self.horizon:

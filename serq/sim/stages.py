@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from heapq import heappush as _heappush
 
 from ..ir import model as M
 from .errors import Fault, fmt_num
@@ -25,8 +26,17 @@ MODES = {"Plain": MODE_PLAIN, "Prefill": MODE_PREFILL, "Decode": MODE_DECODE}
 
 
 class Job:
+    """One run of a thread (or the machine's spill write) on a stage."""
+
     __slots__ = ("thread", "stage", "work", "rem", "t_arr", "t_start", "alive", "mode", "cb", "order", "seq",
                  "pa", "plan_n", "tag", "stages", "rate", "served_it", "stalled", "cb_arg")
+
+    # what __init__ sets, for code that writes the construction out
+    # (serq.sim.codegen.construct; tests/sim/test_codegen.py holds the two
+    # to the same)
+    FIELDS = (("thread", "thread"), ("stage", "stage"), ("work", "work"), ("rem", "work"), ("t_arr", "t_arr"),
+              ("t_start", "None"), ("alive", "True"), ("mode", "mode"), ("seq", "seq"), ("stages", "None"),
+              ("pa", "None"), ("cb", "None"))
 
     def __init__(self, thread, stage, work: float, mode: int, t_arr: float, seq: int):
         self.thread = thread
@@ -119,6 +129,7 @@ class FifoStage(Stage):
         self.c = decl.kind.servers
         self.q = deque()
         self.serving = []
+        self.done_cb = None     # its completion event, written by serq.sim.codegen.completions
 
     def busy_level(self) -> float:
         return len(self.serving) / self.c
@@ -146,29 +157,9 @@ class FifoStage(Stage):
         self.serving.append(job)
         self.started_all += 1
         self.wait_all += now - job.t_arr
-        self.sim.schedule(now + job.rem, self._done, job)
-
-    def _done(self, job):
-        if not job.alive:
-            return False
-        sim = self.sim
-        now = sim.now
-        dt = now - self.t_acc
-        if dt > 0:
-            self.acc_n += self.n * dt
-            self.acc_busy += len(self.serving) / self.c * dt
-            self.t_acc = now
-        self.n -= 1
-        self.serving.remove(job)
-        job.alive = False
-        if now >= sim.warmup:
-            self.completed += 1
-            w = job.t_start - job.t_arr
-            self.wait_sum += w
-            self.serv_sum += now - job.t_start
-        if self.q:
-            self._start(self.q.popleft(), now)
-        sim.job_done_tail(job)
+        sim = self.sim    # sim.schedule(now + job.rem, <its completion>, job)
+        sim.seq += 1
+        _heappush(sim.heap, (now + job.rem, 0, sim.seq, self.done_cb, job))
 
     def remove(self, job) -> None:
         now = self.sim.now
@@ -200,6 +191,7 @@ class DelayStage(Stage):
     def __init__(self, sim, sid, decl):
         super().__init__(sim, sid, decl)
         self.jobs = set()
+        self.done_cb = None     # its completion event, written by serq.sim.codegen.completions
 
     def arrive(self, job) -> None:
         sim = self.sim
@@ -214,25 +206,8 @@ class DelayStage(Stage):
         self.started_all += 1
         job.t_start = now
         self.jobs.add(job)
-        sim.schedule(now + job.rem, self._done, job)
-
-    def _done(self, job):
-        if not job.alive:
-            return False
-        sim = self.sim
-        now = sim.now
-        dt = now - self.t_acc
-        if dt > 0:
-            self.acc_n += self.n * dt
-            self.acc_busy += (1.0 if self.n > 0 else 0.0) * dt
-            self.t_acc = now
-        self.n -= 1
-        self.jobs.discard(job)
-        job.alive = False
-        if now >= sim.warmup:
-            self.completed += 1
-            self.serv_sum += now - job.t_arr
-        sim.job_done_tail(job)
+        sim.seq += 1    # sim.schedule(now + job.rem, <its completion>, job)
+        _heappush(sim.heap, (now + job.rem, 0, sim.seq, self.done_cb, job))
 
     def remove(self, job) -> None:
         self.tick(self.sim.now)
