@@ -1198,6 +1198,11 @@ class Sim:
         pool.dirty = True
         if cval is not None:
             comp = pa.pos if (preempt or pa.hold.grown) else pa.alloc
+            if comp > pa.alloc:
+                # a hold caches at most what it holds: a prefix it consumed
+                # beyond its units was never its memory (as Exec's release,
+                # which the memory invariant's proof relies on)
+                comp = pa.alloc
             keep = round_down(pool.block, cval if cval < comp else comp)
             if keep > 0:
                 pool.add_entry(pa.thread.sess, keep, now)
