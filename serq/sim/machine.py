@@ -1045,20 +1045,14 @@ class Sim:
         pools = self.pools
         for i, pid in enumerate(pids):
             pool = pools[pid]
-            if st.st_units[i]:
-                u = st.f_units[i](t)
-                if not (u >= 0):
-                    check_amount(u, f"units of `{st.name[i]}`")
-                if round_up(pool.block, u) > pool.cap:
-                    self.reject(t, pool, st)
-                    return True
-            if st.st_res[i]:
-                r = st.f_res[i](t)
-                if not (r >= 0):
-                    check_amount(r, f"reserve of `{st.name[i]}`")
-                if round_up(pool.block, r) > pool.cap:
-                    self.reject(t, pool, st)
-                    return True
+            for static, fns, what in ((st.st_units, st.f_units, "units"), (st.st_res, st.f_res, "reserve")):
+                if static[i]:
+                    v = fns[i](t)
+                    if not (v >= 0):
+                        check_amount(v, f"{what} of `{st.name[i]}`")
+                    if round_up(pool.block, v) > pool.cap:
+                        self.reject(t, pool, st)
+                        return True
         self.alloc_seq += 1
         req = Req(t, st, pids, self.alloc_seq, self.now, front, fr, pc)
         t.req = req

@@ -309,3 +309,16 @@ def sessions(*specs, turns=None):
         t = None if turns is None else tuple(tuple((k, float(v)) for k, v in tt.items()) for tt in turns[i])
         out.append(M.SessionSpec(tuple((k, float(v)) for k, v in s.items()), t))
     return M.ASessions(tuple(out))
+
+
+def samples(report, tmp_path, name):
+    """An observation's samples as (session, time, value), through --dump's CSV."""
+    import csv
+    import os
+    report.dump(str(tmp_path))
+    with open(os.path.join(tmp_path, name + ".csv")) as f:
+        return [(int(r["session"]), float(r["time"]), float(r["value"])) for r in csv.DictReader(f)]
+
+
+def by_session(report, tmp_path, name):
+    return {s: v for s, _, v in samples(report, tmp_path, name)}

@@ -9,20 +9,11 @@ import pytest
 from serq.ir import model as M
 from serq.sim import simulate
 
-from builder import A, Builder, now, query, sample, sessions
+from builder import by_session, samples, A, Builder, now, query, sample, sessions
 
 S = M.SLOT
 LIFO = M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), False)
 
-
-def samples(report, tmp_path, name):
-    report.dump(str(tmp_path))
-    with open(os.path.join(tmp_path, name + ".csv")) as f:
-        return [(int(r["session"]), float(r["time"]), float(r["value"])) for r in csv.DictReader(f)]
-
-
-def by_session(report, tmp_path, name):
-    return {s: v for s, _, v in samples(report, tmp_path, name)}
 
 
 def test_rejection_of_a_request_that_can_never_fit(tmp_path):

@@ -4,28 +4,17 @@ Each builds a small program as IR and checks the times and values it
 records against the ones worked out by hand in its docstring.
 """
 
-import csv
-import os
 
 import pytest
 
 from serq.ir import model as M
 from serq.sim import simulate
 
-from builder import A, Builder, N, cond, fmin, now, query, sessions
+from builder import by_session, samples, A, Builder, N, cond, fmin, now, query, sessions
 
 S = M.SLOT
 LIFO = M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), False)
 
-
-def samples(report, tmp_path, name):
-    report.dump(str(tmp_path))
-    with open(os.path.join(tmp_path, name + ".csv")) as f:
-        return [(int(r["session"]), float(r["time"]), float(r["value"])) for r in csv.DictReader(f)]
-
-
-def by_session(report, tmp_path, name):
-    return {s: v for s, _, v in samples(report, tmp_path, name)}
 
 
 # ---------------------------------------------------------------------------
