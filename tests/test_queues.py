@@ -354,3 +354,16 @@ def test_a_link_with_a_transfer_entry_is_called_in_the_reads_place():
     assert sorted(values(rep, "first")) == [6.0, 6.0]
     pools = {x["name"]: x for x in rep.data()["pools"]}
     assert pools["P.kv[0]"]["mean_used"] == pytest.approx((2 * 20 * 5) / 100)  # leased 1 → 5, of 100
+
+
+def test_a_member_of_an_engine_family_counts_the_queues_it_admits():
+    """`waiting.count` in D[j]'s schedule is D.reqs[j]'s and D.kv[j]'s queues,
+    not the whole family's (the chunk cap of one decoder is its own)."""
+    from serq.ir.expr import walk
+    p = ex("pd-disaggregation/llmd_nixl_pull.sq", horizon=10.0)
+    for j, st in enumerate(p.stages):
+        if st.name != "D":
+            continue
+        queued = sorted(p.pools[q.ref.base + int(q.ref.index.value)].index
+                        for q in walk(st.kind.chunk) if type(q).__name__ == "EQuery" and q.query == "Queued")
+        assert queued == [st.index, st.index], (st.index, queued)
