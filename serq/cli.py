@@ -64,14 +64,21 @@ def _nonneg(ctx, param, value):
 def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
                  warmup: Optional[float] = None, seed: Optional[int] = None,
                  arrivals: Optional[int] = None, trace: Optional[str] = None,
-                 need_horizon: bool = True):
+                 need_horizon: bool = True, instance: Optional[str] = None, inputs: tuple = (),
+                 default_instance: bool = True):
     """A program from `.sq` source (linked) or `.json` IR (validated), with the
-    execution settings given on the command line."""
+    execution settings given on the command line, an instance file
+    (`--instance`, or the program's default instance when no horizon is
+    given) and the inputs after `--`."""
     from . import ir
+    sets = tuple(sets) + tuple(inputs)
     if path.endswith(".json"):
         if sets:
             raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                    "give --set to the .sq program")
+        if instance:
+            raise click.UsageError("--instance is refused on an IR file: it holds its settings; "
+                                   "give --horizon, --warmup, --seed, --arrivals or --trace")
         program = ir.read(path)
         changes = {k: v for k, v in (("horizon", horizon), ("warmup", warmup), ("seed", seed),
                                      ("arrivals", arrivals), ("trace", trace)) if v is not None}
@@ -79,20 +86,31 @@ def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None
             program = dataclasses.replace(program, **changes)
             ir.validate(program)
         return program
-    if need_horizon and horizon is None:
-        raise click.UsageError("--horizon is required: a model says what the deployment is, the run "
-                               "says how long (e.g. --horizon 300)")
+    from . import instance as inst
+    flags = {"horizon": horizon, "warmup": warmup, "seed": seed, "arrivals": arrivals, "trace": trace}
+    settings, values, used = inst.resolve(path, instance, flags, _sets(sets), default=default_instance)
+    if need_horizon and settings.get("horizon") is None:
+        raise click.UsageError(
+            "no horizon: a model says what the deployment is, the run says how long. Give "
+            "--horizon T (and --warmup, --seed), or an instance file with --instance FILE "
+            f"(`run {{ horizon T; warmup W; }}`); `{inst.default_path(path)}` would be this program's "
+            "default instance")
     from .link import compile_file
-    return compile_file(path, sets=_sets(sets), horizon=horizon, warmup=warmup or 0.0,
-                        seed=1 if seed is None else seed, arrivals=arrivals, trace=trace)
+    return compile_file(path, sets=values, horizon=settings.get("horizon"),
+                        warmup=settings.get("warmup") or 0.0,
+                        seed=1 if settings.get("seed") is None else settings["seed"],
+                        arrivals=settings.get("arrivals"), trace=settings.get("trace"))
 
 
 _file = click.argument("file", type=click.Path(dir_okay=False))
+_inputs = click.argument("inputs", nargs=-1, metavar="[-- NAME=VALUE...]")
 _set = click.option("--set", "sets", multiple=True, metavar="NAME=EXPR",
                     help="give an input (declared with args.number) a value")
 
 
 def _run_options(f):
+    f = click.option("--instance", type=click.Path(dir_okay=False),
+                     help="an instance file: `run { horizon T; warmup W; seed N; NAME value; }`")(f)
     f = click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")(f)
     f = click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")(f)
     f = click.option("--warmup", type=float, callback=_nonneg, help="time discarded before recording")(f)
@@ -104,9 +122,10 @@ def _run_options(f):
 @main.command()
 @_file
 @_set
-def check(file, sets):
+@_inputs
+def check(file, sets, inputs):
     """Parse, resolve every name, fold the constants, lint; print a summary."""
-    program = load_program(file, sets, need_horizon=False)
+    program = load_program(file, sets, need_horizon=False, inputs=inputs, default_instance=False)
     click.echo(summary(file, program))
 
 
@@ -149,11 +168,13 @@ def summary(file: str, p) -> str:
 @_set
 @_run_options
 @click.option("--inline-trace", is_flag=True, help="write an ordered trace in as explicit sessions")
-def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, inline_trace):
-    """Print the program's IR as canonical JSON."""
+@_inputs
+def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_trace, inputs):
+    """Print the program's IR as canonical JSON (without a horizon or an
+    instance, for inspection: its horizon is a placeholder, 1)."""
     from . import ir
     program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
-                           trace=trace)
+                           trace=trace, instance=instance, inputs=inputs, need_horizon=False)
     if inline_trace:
         from .ir.trace import inline_trace as inline
         program = inline(program)
@@ -168,10 +189,13 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, inline_trace):
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.option("--dump", type=click.Path(file_okay=False), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
-def run(file, sets, seed, horizon, warmup, arrivals, trace, as_json, dump, claims_only):
-    """Simulate the program and print its report."""
+@_inputs
+def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, inputs):
+    """Simulate the program and print its report.  The run's length comes from
+    --horizon, an instance file (--instance), or the program's default
+    instance (instances/NAME.sq beside it); inputs from --set or after --."""
     program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
-                           trace=trace)
+                           trace=trace, instance=instance, inputs=inputs)
     try:
         from . import sim
     except ImportError:  # pragma: no cover

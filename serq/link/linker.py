@@ -312,11 +312,14 @@ class Linker(ExprMixin):
             self.inputs[input_name] = item.name
             if input_name in self.sets:
                 text = self.sets[input_name]
-                try:
-                    sexpr = parse_expr(text, f"--set {input_name}")
-                except SerqError as err:
-                    self.diag.items.extend(err.diagnostics)
-                    raise LinkAbort()
+                if isinstance(text, A.Node):
+                    sexpr = text   # an instance file's value, with its own location
+                else:
+                    try:
+                        sexpr = parse_expr(text, f"--set {input_name}")
+                    except SerqError as err:
+                        self.diag.items.extend(err.diagnostics)
+                        raise LinkAbort()
                 value, deps = self.const_expr(sexpr, env)
             else:
                 value, deps = self.const_expr(e.args[1], env)
@@ -356,9 +359,12 @@ class Linker(ExprMixin):
                                            f'{fmt(c.value)});` (with `use "std/args";`)')
             else:
                 hint = did_you_mean(name, self.inputs)
-                self.diag.add("E251", f"--set {name}: the program declares no input `{name}`",
-                              None, help=hint or ("its inputs are " + ", ".join(sorted(self.inputs))
-                                                  if self.inputs else "the program declares no inputs"))
+                value = self.sets[name]
+                at = value.span if isinstance(value, A.Node) else None
+                self.diag.add("E251", (f"`{name}`" if at is not None else f"--set {name}") +
+                              f": the program declares no input `{name}`",
+                              at, help=hint or ("its inputs are " + ", ".join(sorted(self.inputs))
+                                                if self.inputs else "the program declares no inputs"))
 
     # ================================================================ names
     def declare(self, name: str, kind: str, span: Span):

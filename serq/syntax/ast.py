@@ -613,7 +613,10 @@ class ClaimDecl(Node):
 
 @dataclass
 class RunBlock(Node):
-    pass
+    """`run { horizon 2000; warmup 200; Lambda 0.6; }`: an instance file's
+    execution settings and input values (refused inside a program)."""
+
+    items: list = field(default_factory=list)   # (name, expr, name span)
 
 
 @dataclass

@@ -22,7 +22,7 @@ def _lark() -> lark.Lark:
     with open(_GRAMMAR, encoding="utf-8") as f:
         grammar = f.read()
     return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True,
-                     start=["start", "library", "expr_start"])
+                     start=["start", "library", "expr_start", "instance"])
 
 
 class _Builder(Transformer):
@@ -429,7 +429,10 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def runblock_item(self, meta, c):
-        return A.RunBlock(self.sp(meta))
+        return A.RunBlock(self.sp(meta), [(str(c[i]), c[i + 1], self.tsp(c[i])) for i in range(0, len(c), 2)])
+
+    def instance(self, c):
+        return c[0]
 
     # -- statements --
     @v_args(meta=True)
@@ -814,6 +817,11 @@ def parse(text: str, path: str = "<input>") -> A.Program:
 def parse_library(text: str, path: str) -> A.Program:
     """Parse a library (definitions, constants and imports, no main)."""
     return _parse(text, path, "library")
+
+
+def parse_instance(text: str, path: str) -> A.RunBlock:
+    """Parse an instance file: one `run { NAME value; … }`."""
+    return _parse(text, path, "instance")
 
 
 def parse_expr(text: str, path: str = "<expr>") -> A.Expr:
