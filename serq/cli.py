@@ -359,5 +359,13 @@ def oracle_replay_ir(trace):
     click.echo(dumps(p), nl=False)
 
 
+# sweeps and plots: their commands live with them
+from .sweeps.command import sweep as _sweep  # noqa: E402
+from .plot.command import plot as _plot  # noqa: E402
+
+main.add_command(_sweep)
+main.add_command(_plot)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

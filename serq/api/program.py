@@ -164,7 +164,7 @@ class Program:
 
     def sweep(self, **kw):
         """``serq.sweep(self, …)``."""
-        from ..sweep import sweep
+        from ..sweeps import sweep
         return sweep(self, **kw)
 
     # -- drawings ---------------------------------------------------------------
