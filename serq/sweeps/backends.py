@@ -28,14 +28,14 @@ def local(tasks: list, jobs: int) -> Iterator[tuple]:
             yield run_task(t)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
+    try:
         futures = [pool.submit(run_task, t) for t in tasks]
-        try:
-            for f in as_completed(futures):
-                yield f.result()
-        finally:
-            for f in futures:
-                f.cancel()
+        for f in as_completed(futures):
+            yield f.result()
+    finally:
+        # on an error or Ctrl-C: the runs not started are dropped
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def dask(tasks: list, target, jobs: int) -> Iterator[tuple]:

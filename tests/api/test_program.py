@@ -214,3 +214,17 @@ def test_a_missing_file():
     with pytest.raises(serq.SerqError) as e:
         serq.load("nope.sq")
     assert e.value.render() == "error[E001]: cannot read nope.sq: No such file or directory"
+
+
+def test_arrivals_and_trace_are_the_commands_settings(tmp_path):
+    rep = serq.load(MG1).run(horizon=1000, arrivals=30, seed=2)
+    r = cli("run", MG1, "--horizon", "1000", "--arrivals", "30", "--seed", "2", "--json")
+    assert rep.json() == r.output and rep.run.arrivals == 30
+    trace = tmp_path / "t.csv"
+    rows = open("examples/replay/data/short.csv", encoding="utf-8").read().splitlines()
+    trace.write_text("\n".join(rows[:6]) + "\n")      # the first sessions only
+    prog = serq.load("examples/replay/vllm_replay.sq")
+    rep = prog.run(horizon=5000, trace=str(trace))
+    r = cli("run", "examples/replay/vllm_replay.sq", "--horizon", "5000", "--trace", str(trace), "--json")
+    assert rep.json() == r.output
+    assert rep.json() != prog.run(horizon=5000).json()     # the trace given is the one replayed
