@@ -2,7 +2,9 @@
 examples/multi-turn/vllm.sq (Lambda 0.3, 0.6, 0.9; B 2048, 4096; seeds 1-5)
 run by `serq sweep` with --jobs 1, --jobs 2 and --dask local (a LocalCluster
 of --jobs worker processes, its start and stop included), each the median of
---repeat runs, and the ratios against --jobs 1 measured in the same command.
+--repeat runs, and the ratios against --jobs 1 measured in the same command;
+beside each, the CPU seconds the command and its processes used (the
+machine is shared: the CPU time shows what a busy machine's wall time hides).
 Each run is the whole command, as a user types it (the interpreter's start
 and the imports included); the three tables are checked to be identical.
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,6 +24,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERQ = os.path.join(os.path.dirname(sys.executable), "serq")
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes and theirs."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -36,15 +45,18 @@ def main() -> None:
     ways = {"--jobs 1": ["--jobs", "1"], f"--jobs {a.jobs}": ["--jobs", str(a.jobs)],
             f"--dask local ({a.jobs} workers)": ["--dask", "local", "--jobs", str(a.jobs)]}
     times = {k: [] for k in ways}
+    cpu = {k: [] for k in ways}
     load0 = os.getloadavg()[0]
     tables = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(a.repeat):
             for i, (name, extra) in enumerate(ways.items()):
                 out = os.path.join(tmp, f"t{i}.csv")
+                c0 = _children_cpu()
                 t0 = time.perf_counter()
                 p = subprocess.run(base + extra + ["--out", out], cwd=ROOT, capture_output=True, text=True)
                 times[name].append(time.perf_counter() - t0)
+                cpu[name].append(_children_cpu() - c0)
                 if p.returncode != 0:
                     sys.exit(f"{name}: exit {p.returncode}\n{p.stderr}")
                 with open(out, encoding="utf-8") as f:
@@ -56,7 +68,8 @@ def main() -> None:
           f"{load0:.1f} before, {os.getloadavg()[0]:.1f} after)")
     for name, ts in times.items():
         m = statistics.median(ts)
-        print(f"  {name:28s} {m:6.1f} s   {ref / m:4.2f}x   (runs: {', '.join(f'{t:.1f}' for t in ts)})")
+        print(f"  {name:28s} {m:6.1f} s   {ref / m:4.2f}x   (runs: {', '.join(f'{t:.1f}' for t in ts)}; "
+              f"CPU {statistics.median(cpu[name]):.1f} s)")
     print(f"  tables identical: {'yes' if same else 'NO'}")
     sys.exit(0 if same else 1)
 

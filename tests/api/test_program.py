@@ -228,3 +228,11 @@ def test_arrivals_and_trace_are_the_commands_settings(tmp_path):
     r = cli("run", "examples/replay/vllm_replay.sq", "--horizon", "5000", "--trace", str(trace), "--json")
     assert rep.json() == r.output
     assert rep.json() != prog.run(horizon=5000).json()     # the trace given is the one replayed
+
+
+def test_a_missing_extra_names_the_pip_extra():
+    from serq.api.extras import extra
+    with pytest.raises(serq.SerqError) as e:
+        extra("no_such_module_for_serq", "frames")
+    assert e.value.render() == ("error[E974]: this needs no_such_module_for_serq, which is not installed\n"
+                                "  = help: pip install 'serq[frames]'")
