@@ -28,6 +28,7 @@ test: install
 check: install
 	$(BIN)/python tools/check.py
 	$(BIN)/python tools/draw_check.py
+	$(BIN)/python tools/gen_textmate.py --check
 	$(BIN)/python -m leangen oracle --check
 	$(BIN)/python -m leangen claims --check
 
@@ -35,6 +36,7 @@ check: install
 golden: install
 	$(BIN)/python tools/check.py --write-golden
 	$(BIN)/python tools/draw_check.py --write
+	$(BIN)/python tools/gen_textmate.py
 	$(BIN)/python -m leangen claims
 
 bench: install

@@ -28,7 +28,7 @@ from typing import Optional
 from ..ir import model as M
 from ..ir.expr import const_value
 from .scene import Cluster, Edge, Node, Scene
-from .text import Namer, elide, loc_str, num
+from .text import Namer, elide, loc_str, num, wrap_lines
 
 _MISSING = object()
 
@@ -109,6 +109,35 @@ def holds(p: M.Program) -> dict[str, dict]:
     return out
 
 
+def pool_key(p: M.Program, ref: M.Ref) -> str:
+    """The enclosure a pool reference is drawn in: ``"i"`` for one pool (a
+    member named by a constant index is its own), ``"bxc"`` for a family
+    whose member is picked at run time, drawn once (``kv[0..c-1]``)."""
+    if ref.index is None:
+        return f"{ref.base}" if ref.count == 1 else f"{ref.base}x{ref.count}"
+    c = const_value(ref.index)
+    if c is not None and c == int(c) and 0 <= int(c) < ref.count:
+        return f"{ref.base + int(c)}"
+    return f"{ref.base}x{ref.count}"
+
+
+def key_members(key: str) -> list[int]:
+    """The declarations a station or pool key stands for."""
+    head = key.lstrip("stq").removeprefix("pool")
+    if "x" in head:
+        base, count = (int(x) for x in head.split("x"))
+        return list(range(base, base + count))
+    return [int(head)]
+
+
+def family_label(names: list, members: list[int]) -> str:
+    """`P[0..1]` for a family drawn once, the member's own name otherwise."""
+    d = names[members[0]]
+    if len(members) == 1:
+        return d.name if d.index is None else f"{d.name}[{d.index}]"
+    return f"{d.name}[0..{len(members) - 1}]"
+
+
 def pool_indices(p: M.Program, ref: M.Ref) -> list[int]:
     """The pools a reference may name: one member when its index is a
     constant, else the whole family."""
@@ -120,48 +149,59 @@ def pool_indices(p: M.Program, ref: M.Ref) -> list[int]:
     return list(range(ref.base, ref.base + ref.count))
 
 
-def pool_reach(p: M.Program) -> dict[int, list[str]]:
+def pool_reach(p: M.Program) -> dict[str, list[str]]:
     """The stations run while each pool is held: inside a hold of it, or after
-    a hold that leases it until a `release` takes it off."""
-    out: dict[int, list[str]] = {i: [] for i in range(len(p.pools))}
-    leased: set[int] = set()
+    a hold that leases it until a `release` takes it off; by pool key (a
+    family whose member is picked at run time is one key)."""
+    out: dict[str, list[str]] = {}
+    leased: list[str] = []
 
-    def go(bi: int, held: list[int]):
+    def go(bi: int, held: list[str]):
         for s in p.blocks[bi].stmts:
             t = type(s)
             if t is M.SRun:
-                for i in sorted(set(held) | leased):
+                for k in held + [k for k in leased if k not in held]:
                     for st in run_stations(p, s):
-                        if st not in out[i]:
-                            out[i].append(st)
+                        if st not in out[k]:
+                            out[k].append(st)
             elif t is M.SHold:
-                idxs = [i for hp in s.pools for i in pool_indices(p, hp.pool)]
-                go(s.body, held + idxs)
+                keys = [pool_key(p, hp.pool) for hp in s.pools]
+                for k in keys:
+                    out.setdefault(k, [])
+                go(s.body, held + keys)
                 if s.lease is not None:
-                    leased.update(pool_indices(p, s.lease.pool))
+                    k = pool_key(p, s.lease.pool)
+                    out.setdefault(k, [])
+                    if k not in leased:
+                        leased.append(k)
             elif t is M.SRelease:
-                gone = pool_indices(p, s.pool)
-                if leased & set(gone):
-                    leased.difference_update(gone)
+                k = pool_key(p, s.pool)
+                if k in leased:
+                    leased.remove(k)
                 else:
-                    held = [i for i in held if i not in gone]
+                    held = [h for h in held if h != k]
             else:
                 for c in child_blocks(s):
                     go(c, held)
     for root in ([p.init] if p.init is not None else []) + [p.session]:
         go(root, [])
+    # every pool is drawn: one no family key stands for is drawn on its own
+    covered = {i for k in out if "x" in k for i in key_members(k)}
+    for i in range(len(p.pools)):
+        if i not in covered:
+            out.setdefault(f"{i}", [])
     return out
 
 
 @dataclass
 class _Enc:
     id: str
-    kind: str                  # pool | hold
+    kind: str                  # pool | hold | queue
     order: int
     stations: list[str]
     lines: list
     title: str
-    pool: Optional[int] = None
+    pool: Optional[str] = None
     placed: bool = False
     parent: Optional["_Enc"] = None
     depth: int = 0
@@ -178,11 +218,12 @@ class Deployment:
         self.station_order: list[str] = []
         self.station_sides: dict[str, set] = {}
         self.station_loc: dict[str, Optional[M.Loc]] = {}
-        self.queue_pools: list[int] = []
+        self.queue_pools: list[str] = []
         self.edges: dict[tuple[str, str, str], dict] = {}
         self.sink_used = False
         self.max_label = 30
         self.family_index: dict[str, str] = {}
+        self.copies: dict[tuple[str, str], dict] = {}   # (source queue, reader queue) -> mode, latency
 
     # ----------------------------------------------------------------- flow
     def _edge(self, src: str, dst: str, label: Optional[str], loc, role: str = "flow"):
@@ -233,6 +274,7 @@ class Deployment:
         for s, loc, side in zip(b.stmts, b.locs, b.sides):
             t = type(s)
             if t is M.SRun:
+                self.note_copy(b, s, loc)
                 keys = run_stations(self.p, s)
                 for ref in (s.stage,) + tuple(s.also):
                     k = station_key(self.p, ref)
@@ -244,7 +286,7 @@ class Deployment:
                 for k in keys[1:]:
                     self._edge(keys[0], k, None, loc, "also")
             elif t is M.SHold:
-                first = s.pools[0].pool.base if s.pools else None
+                first = pool_key(self.p, s.pools[0].pool) if s.pools else None
                 if first is not None:
                     q = f"q{first}"
                     if first not in self.queue_pools:
@@ -252,8 +294,8 @@ class Deployment:
                     F = self._go(F, q, loc)
                 F = self.walk_block(s.body, F)
             elif t is M.SBranch:
-                g = elide(self.nm.expr(s.guard), self.max_label)
-                ng = elide(self.nm.negate(s.guard), self.max_label)
+                g = self.nm.expr(s.guard)
+                ng = self.nm.negate(s.guard)
                 Ft = self.walk_block(s.then, self._label(F, g))
                 Fo = self.walk_block(s.other, self._label(F, ng)) if s.other is not None else self._label(F, ng)
                 R: dict = {}
@@ -269,8 +311,8 @@ class Deployment:
                         R[n] = (None, "flow")
                 F = R
             elif t is M.SWhile:
-                g = elide(self.nm.expr(s.guard), self.max_label)
-                ng = elide(self.nm.negate(s.guard), self.max_label)
+                g = self.nm.expr(s.guard)
+                ng = self.nm.negate(s.guard)
                 cur = self._label(F, g)
                 end: dict = {}
                 for _ in range(16):
@@ -306,6 +348,69 @@ class Deployment:
                 F = {}
         return F
 
+    def note_copy(self, b: M.Block, s: M.SRun, loc) -> None:
+        """A run holding `X.nic` and `Y.nic` is a KV copy from queue X to Y; a
+        run on `Z.nic.latency` before it says who posts it (Z = Y: a pull,
+        Z = X: a push) and its wait."""
+        if len(s.also) != 1:
+            return
+        names = [self.p.stages[s.stage.base].name, self.p.stages[s.also[0].base].name]
+        if not all(n.endswith(".nic") and n.count(".") == 1 for n in names):
+            return
+        src_q, dst_q = (n[:-4] for n in names)
+        mode, lat = None, None
+        i = b.stmts.index(s)
+        prev = b.stmts[i - 1] if i > 0 else None
+        if type(prev) is M.SRun and not prev.also:
+            pn = self.p.stages[prev.stage.base].name
+            if pn == f"{dst_q}.nic.latency":
+                mode = "pull"
+            elif pn == f"{src_q}.nic.latency":
+                mode = "push"
+            if mode is not None:
+                lat = self.nm.expr(prev.work)
+        info = self.copies.setdefault((src_q, dst_q), {"mode": mode or "copy", "latency": lat, "loc": loc})
+        if mode is not None:
+            info["mode"], info["latency"] = mode, lat
+
+    def queues(self, stations: list[str]) -> dict[str, list[str]]:
+        """The stations of each queue: a stage `Q` and the stages named `Q.…`
+        (the IR's spelling of a queue's stage, NIC and waits)."""
+        p = self.p
+        heads = {st.name for st in p.stages if "." not in st.name}
+        out: dict[str, list[str]] = {}
+        for k in stations:
+            name = p.stages[key_members(k)[0]].name
+            head = name.split(".", 1)[0]
+            if head in heads and any(st.name.startswith(head + ".") for st in p.stages) or \
+                    any(pl.name.startswith(name + ".") for pl in p.pools):
+                out.setdefault(head, []).append(k)
+        return out
+
+    def queue_station(self, q: str, stations: list[str]) -> Optional[str]:
+        for k in stations:
+            if self.p.stages[key_members(k)[0]].name == q:
+                return k
+        return None
+
+    def queue_lines(self, q: str, qst: list[str]) -> list:
+        p = self.p
+        first = p.stages[key_members(qst[0])[0]]
+        count = sum(1 for st in p.stages if st.name == first.name)
+        head = f"queue {q}" + (f"[0..{count - 1}]" if first.index is not None and count > 1 else
+                               "[0]" if first.index is not None else "")
+        own = []
+        for pl in p.pools:
+            if pl.name.startswith(q + ".") and pl.name[len(q) + 1:] not in own:
+                own.append(pl.name[len(q) + 1:])
+        lines = [(head, "h")]
+        if own:
+            lines.append(("pools " + ", ".join(own), "s"))
+        nic = [st for st in p.stages if st.name == f"{q}.nic"]
+        if nic:
+            lines.append((f"nic {self.stage_kind(nic[0])}", "s"))
+        return wrap_lines(lines)
+
     # ---------------------------------------------------------------- labels
     def stage_kind(self, st: M.Stage) -> str:
         k = st.kind
@@ -313,10 +418,11 @@ class Deployment:
             return "fifo" if k.servers == 1 else f"fifo({k.servers})"
         if type(k) is M.KPs:
             c = self.nm.expr(k.capacity)
-            return "ps" if c == "1" else f"ps({elide(c, 16)})"
+            return "ps" if c == "1" else f"ps({c})"
         if type(k) is M.KDelay:
             return "delay · ∞ servers"
-        return f"engine · budget {elide(self.nm.expr(k.budget), 18)}"
+        base = self.p.stages.index(st)
+        return f"engine · budget {self.nm.engine_expr(k.budget, 'budget', base)}"
 
     def station_lines(self, key: str) -> tuple[list, str, str, Optional[M.Loc]]:
         """Lines, shape, role and location of a station."""
@@ -328,10 +434,11 @@ class Deployment:
         st = p.stages[base]
         if count == 1:
             name, kind = p.stage_label(base), self.stage_kind(st)
+            lines = [(name, "h"), (kind, "n")]
         else:
-            name = f"{st.name}[{self.family_index.get(key, '·')}]"
-            kind = f"{self.stage_kind(st)} · one of {count}"
-        lines = [(name, "h"), (kind, "n")]
+            name = family_label(p.stages, list(range(base, base + count)))
+            lines = [(name, "h"), (self.stage_kind(st), "n"),
+                     (f"member {self.family_index.get(key, '·')}, one of {count}", "s")]
         k = st.kind
         role = "station"
         shape = "rrect"
@@ -344,21 +451,29 @@ class Deployment:
             role += " step"
             c = const_value(k.chunk)
             if c is None:
-                lines.append((f"chunk {elide(self.nm.expr(k.chunk), 26)}", "s"))
+                lines.append((f"chunk {self.nm.engine_expr(k.chunk, 'budget', base, chunk=True)}", "s"))
             elif c != 0:
                 lines.append((f"chunk ≤ {num(c)}", "s"))
             if type(k.serve) is M.ServeExclusivePrefill:
                 lines.append(("serve: exclusive prefill", "s"))
             elif k.serve.keys:
-                lines.append((f"serve by {elide(', '.join(self.nm.expr(x) for x in k.serve.keys), 24)}", "s"))
+                lines.append((f"serve by {', '.join(self.nm.engine_expr(x, 'budget', base) for x in k.serve.keys)}",
+                              "s"))
             else:
                 lines.append(("serve in admission order", "s"))
             if k.iteration is not None:
                 lines.append((f"iteration: {len(k.iteration)} steps", "s"))
-            lines.append((f"iteration {elide(self.nm.expr(k.cost), 26)}", "s"))
-            if k.memory is not None:
-                lines.append((f"memory {p.pool_label(k.memory)}", "s"))
-            admits = [p.pool_label(i) for i, pl in enumerate(p.pools) if pl.admit_via == base]
+            lines.append((f"iteration {self.nm.engine_expr(k.cost, 'execute', base)}", "s"))
+            stage_ids = range(base, base + count)
+            mem = [p.stages[j].kind.memory for j in stage_ids if p.stages[j].kind.memory is not None]
+            if mem:
+                lines.append((f"memory {self.group_label(mem)}", "s"))
+            admits: list[str] = []
+            for i, pl in enumerate(p.pools):
+                if pl.admit_via in stage_ids:
+                    name = pl.name if count > 1 else p.pool_label(i)
+                    if name not in admits:
+                        admits.append(name)
             if admits:
                 lines.append((f"admits {', '.join(admits)}", "s"))
         sides = self.station_sides.get(key)
@@ -369,7 +484,7 @@ class Deployment:
             lines.append(("workload", "s"))
             role += " workload"
         loc = self.station_loc.get(key) if st.loc is None else st.loc
-        return lines, shape, role, loc
+        return wrap_lines(lines), shape, role, loc
 
     def stage_detail(self, key: str) -> str:
         """The whole of a station's kind, for its tooltip."""
@@ -378,8 +493,9 @@ class Deployment:
         if type(k) is not M.KStep:
             return self.stage_kind(self.p.stages[base])
         nm = self.nm
-        out = [f"engine, budget {nm.expr(k.budget)}", f"iteration time {nm.expr(k.cost)}",
-               f"chunk {nm.expr(k.chunk)} (0: no cap)"]
+        out = [f"engine, budget {nm.engine_expr(k.budget, 'budget', base)}",
+               f"iteration time {nm.engine_expr(k.cost, 'execute', base)}",
+               f"chunk {nm.engine_expr(k.chunk, 'budget', base, chunk=True)}"]
         if type(k.serve) is M.ServeExclusivePrefill:
             out.append("serve exclusive prefill")
         else:
@@ -390,15 +506,37 @@ class Deployment:
             out.append(f"granule {num(k.granule)}")
         return "; ".join(out)
 
-    def pool_lines(self, i: int) -> list:
-        p, pl = self.p, self.p.pools[i]
-        lines = [(f"pool {p.pool_label(i)}", "h")]
+    def pool_label(self, key: str) -> str:
+        return family_label(self.p.pools, key_members(key))
+
+    def group_label(self, pools: list[int]) -> str:
+        """Pools one station names (a family station's members' memories)."""
+        names = sorted({self.p.pools[i].name for i in pools})
+        if len(pools) > 1 and len(names) == 1:
+            return family_label(self.p.pools, sorted(pools))
+        return ", ".join(self.p.pool_label(i) for i in pools)
+
+    def stage_family_label(self, j: int) -> str:
+        """A stage as drawn: the family `P[0..1]` when its station stands for one."""
+        st = self.p.stages[j]
+        if st.index is None:
+            return st.name
+        members = [k for k, s in enumerate(self.p.stages) if s.name == st.name]
+        fam = f"st{members[0]}x{len(members)}"
+        return family_label(self.p.stages, members) if fam in self.station_sides else self.p.stage_label(j)
+
+    def pool_lines(self, key: str) -> list:
+        p = self.p
+        members = key_members(key)
+        i = members[0]
+        pl = p.pools[i]
+        lines = [(f"pool {self.pool_label(key)}", "h")]
         cap = ["cap " + num(pl.cap)]
         if pl.block is not None:
             cap.append(f"block {num(pl.block)}")
         rules: list[str] = []
         rules.append("evict lru" if type(pl.evict) is M.EvictLru else
-                     f"evict by {elide(', '.join(self.nm.expr(x) for x in pl.evict.keys), 20)}")
+                     f"evict by {', '.join(self.nm.expr(x) for x in pl.evict.keys)}")
         if type(pl.preempt) is M.PreemptNone:
             rules.append("no preemption")
         else:
@@ -406,27 +544,31 @@ class Deployment:
             if len(keys) == 1 and keys[0] == M.EUnary("Neg", M.ECtx("Admission")) and not pl.preempt.tail:
                 rules.append("preempt lifo")
             else:
-                rules.append(f"preempt by {elide(', '.join(self.nm.expr(x) for x in keys), 18)}"
+                rules.append(f"preempt by {', '.join(self.nm.expr(x) for x in keys)}"
                              + (" (tail)" if pl.preempt.tail else ""))
         lines.append((" · ".join(cap), "s"))
         lines.append((" · ".join(rules), "s"))
         queue = []
-        if i in self.queue_pools or pl.queue is not None or pl.admit_via is not None:
+        if key in self.queue_pools or pl.queue is not None or pl.admit_via is not None:
             queue.append("queue fifo" if pl.queue is None else
-                         f"queue by {elide(', '.join(self.nm.expr(x) for x in pl.queue), 22)}")
+                         f"queue by {', '.join(self.nm.expr(x) for x in pl.queue)}")
         if pl.admit_via is not None:
-            queue.append(f"admitted by {p.stage_label(pl.admit_via)}")
+            queue.append(f"admitted by {self.stage_family_label(pl.admit_via)}")
         if queue:
             lines.append((" · ".join(queue), "s"))
-        mem = [p.stage_label(j) for j, st in enumerate(p.stages)
-               if type(st.kind) is M.KStep and st.kind.memory == i]
+        mem = []
+        for j, st in enumerate(p.stages):
+            if type(st.kind) is M.KStep and st.kind.memory in members:
+                label = self.stage_family_label(j)
+                if label not in mem:
+                    mem.append(label)
         if mem:
             lines.append((f"memory of {', '.join(mem)}", "s"))
         if pl.spill is not None:
             lines.append((f"spills to {self.nm.pool(pl.spill.to)} via {self.nm.stage(pl.spill.via)}", "s"))
         if pl.reserve_held:
             lines.append(("reserve held", "s"))
-        return lines
+        return wrap_lines(lines)
 
     def hold_text(self, s: M.SHold) -> tuple[list, str]:
         parts = [f"{self.nm.pool(h.pool)} ({self.nm.expr(h.units)})" for h in s.pools]
@@ -434,8 +576,8 @@ class Deployment:
         lines = [("hold " + ", ".join(self.nm.pool(h.pool) for h in s.pools), "n")]
         detail = []
         for h in s.pools:
-            detail.append(f"{self.nm.pool(h.pool)} {elide(self.nm.expr(h.units), 18)}")
-        lines.append((elide(" · ".join(detail), 44), "s"))
+            detail.append(f"{self.nm.pool(h.pool)} {self.nm.expr(h.units)}")
+        lines.append((" · ".join(detail), "s"))
         flags = []
         if any(h.reserve is not None for h in s.pools):
             flags.append("reserve")
@@ -444,7 +586,7 @@ class Deployment:
         if s.cache is not None:
             flags.append("cache")
         if s.lease is not None:
-            flags.append(f"lease {self.nm.pool(s.lease.pool)} {elide(self.nm.expr(s.lease.time), 10)}")
+            flags.append(f"lease {self.nm.pool(s.lease.pool)} {self.nm.expr(s.lease.time)}")
         if flags:
             lines.append((" · ".join(flags), "s"))
         for h in s.pools:
@@ -454,7 +596,7 @@ class Deployment:
             full += f"; reuse ({self.nm.expr(s.reuse)})"
         if s.cache is not None:
             full += f"; cache ({self.nm.expr(s.cache)})"
-        return lines, full
+        return wrap_lines(lines, 48), full
 
     def arrival_lines(self) -> list:
         a = self.p.arrival
@@ -462,7 +604,7 @@ class Deployment:
         if t is M.APoisson:
             what = f"poisson {num(a.rate)}/s"
         elif t is M.ARenewal:
-            what = f"renewal, gap {elide(self.nm.expr(a.gap), 16)}"
+            what = f"renewal, gap {self.nm.expr(a.gap)}"
         elif t is M.AClosed:
             what = f"closed, {a.n} sessions"
         elif t is M.ABatch:
@@ -474,8 +616,8 @@ class Deployment:
         lines = [("arrivals", "h"), (what, "s")]
         if self.p.trace:
             name = self.p.trace.replace("\\", "/").rsplit("/", 1)[-1]
-            lines.append((elide(f"trace {name}" + (" (ordered)" if self.p.trace_ordered else ""), 34), "s"))
-        return lines
+            lines.append((f"trace {name}" + (" (ordered)" if self.p.trace_ordered else ""), "s"))
+        return wrap_lines(lines)
 
     # ----------------------------------------------------------------- scene
     def scene(self) -> Scene:
@@ -512,10 +654,16 @@ class Deployment:
         # enclosures: pools (around their holds' stations) and holds
         hs = holds(p)
         encs: list[_Enc] = []
+        # stations: a queue's (the stages named after it, `P`, `P.nic`, …), drawn
+        # around its stations first
+        for qname, qst in self.queues(stations).items():
+            encs.append(_Enc(f"queue_{qname}", "queue", len(encs), qst, self.queue_lines(qname, qst),
+                             f"{L(p.stages[key_members(qst[0])[0]].loc)} queue {qname}"))
         pool_stations = pool_reach(p)
-        for i, pl in enumerate(p.pools):
-            encs.append(_Enc(f"pool{i}", "pool", len(encs), pool_stations[i], self.pool_lines(i),
-                             f"{L(pl.loc)} pool {p.pool_label(i)}", pool=i))
+        for key in sorted(pool_stations, key=lambda k: key_members(k)[0]):
+            pl = p.pools[key_members(key)[0]]
+            encs.append(_Enc(f"pool{key}", "pool", len(encs), pool_stations[key], self.pool_lines(key),
+                             f"{L(pl.loc)} pool {self.pool_label(key)}", pool=key))
         # holds that run the same stations share one enclosure (two boxes
         # around the same stations could only nest, which would say one hold
         # is inside the other)
@@ -532,7 +680,7 @@ class Deployment:
                 for h in group:
                     hl, full = self.hold_text(h["stmt"])
                     at = h["loc"]
-                    lines.append((elide(f"{hl[0][0]} (line {at.line})" if at is not None else hl[0][0], 44), "s"))
+                    lines.extend(wrap_lines([(f"{hl[0][0]} (line {at.line})" if at is not None else hl[0][0], "s")], 48))
                     fulls.append(f"{L(at)} {full}")
                 title = " | ".join(fulls)
             encs.append(_Enc(f"hold{n}", "hold", len(encs), list(group[0]["stations"]), lines, title))
@@ -540,7 +688,8 @@ class Deployment:
 
         # bigger first; for equal sets pools outside holds, and a pool requests
         # wait on outside the pools they take once admitted
-        order = sorted(encs, key=lambda e: (-len(e.stations), 0 if e.kind == "pool" else 1,
+        order = sorted(encs, key=lambda e: (0 if e.kind == "queue" else 1, -len(e.stations),
+                                            0 if e.kind == "pool" else 1,
                                             0 if e.pool in self.queue_pools else 1, e.order))
         placed: list[_Enc] = []
         crossing: list[_Enc] = []
@@ -570,9 +719,12 @@ class Deployment:
         sc = Scene("deployment", "LR", [(f"deployment · {self.file}", "h")], f"{self.file}:1:1")
         for e in sorted(placed, key=lambda e: (e.depth, e.order)):
             role = "enclosure " + e.kind
-            c = Cluster(e.id, e.kind, e.lines, e.title, role,
-                        data={"stations": " ".join(e.stations), "holds": " ".join(e.holds)} if e.kind == "hold"
-                        else {"stations": " ".join(e.stations), "pool": str(e.pool)})
+            data = {"stations": " ".join(e.stations)}
+            if e.kind == "hold":
+                data["holds"] = " ".join(e.holds)
+            elif e.kind == "pool":
+                data["pool"] = " ".join(str(i) for i in key_members(e.pool))
+            c = Cluster(e.id, e.kind, e.lines, e.title, role, data=data)
             e.cluster = c
             (e.parent.cluster.children if e.parent is not None else sc.roots).append(c)
 
@@ -594,27 +746,30 @@ class Deployment:
             sc.add_node(Node(k, shape, lines, title, role, data), home(k))
         # queues, in their pool's enclosure
         enc_of_pool = {e.pool: e for e in encs if e.kind == "pool"}
-        for i in self.queue_pools:
-            pl = p.pools[i]
-            rule = "fifo" if pl.queue is None else f"by {elide(', '.join(self.nm.expr(x) for x in pl.queue), 18)}"
-            lines = [(f"{p.pool_label(i)} queue", "n"), (rule, "s")]
-            pe = enc_of_pool[i]
+        for key in self.queue_pools:
+            pl = p.pools[key_members(key)[0]]
+            rule = "fifo" if pl.queue is None else f"by {', '.join(self.nm.expr(x) for x in pl.queue)}"
+            label = self.pool_label(key)
+            lines = wrap_lines([(f"{label} queue", "n"), (rule, "s")], 24)
+            pe = enc_of_pool[key]
             parent = pe.cluster if pe.placed else None
-            sc.add_node(Node(f"q{i}", "queue", lines, f"{L(pl.loc)} the queue of pool {p.pool_label(i)} ({rule})",
-                             "queue", {"pool": str(i)}), parent)
-            pe.extra_nodes.append(f"q{i}")
+            sc.add_node(Node(f"q{key}", "queue", lines, f"{L(pl.loc)} the queue of pool {label} ({rule})",
+                             "queue", {"pool": " ".join(str(i) for i in key_members(key))}), parent)
+            pe.extra_nodes.append(f"q{key}")
         # enclosures with nothing in them get a placeholder
         for e in placed:
             if not e.stations and not e.extra_nodes:
                 nid = f"{e.id}_empty"
-                what = "held by no statement" if e.kind == "pool" else "runs no station"
+                what = {"pool": "held by no statement", "queue": "no station"}.get(e.kind, "runs no station")
                 sc.add_node(Node(nid, "rect", [(what, "s")], e.title, "placeholder"), e.cluster)
                 e.extra_nodes.append(nid)
         # enclosures that cross another: a note linked to their stations
         for e in crossing:
             nid = f"{e.id}_note"
-            sc.add_node(Node(nid, "note", e.lines, e.title, f"note {e.kind}",
-                             {"stations": " ".join(e.stations)}), None)
+            data = {"stations": " ".join(e.stations)}
+            if e.kind == "pool":
+                data["pool"] = " ".join(str(i) for i in key_members(e.pool))
+            sc.add_node(Node(nid, "note", e.lines, e.title, f"note {e.kind}", data), None)
             e.extra_nodes.append(nid)
             sc.notes.append(f"{e.title.split(' ')[0]}: {e.lines[0][0]} crosses another enclosure; "
                             f"drawn as a note linked to its stations")
@@ -625,19 +780,20 @@ class Deployment:
         names = {"src": "arrivals", "sink": "done"}
         for k in stations:
             names[k] = sc.nodes[k].lines[0][0]
-        for i in self.queue_pools:
-            names[f"q{i}"] = f"{p.pool_label(i)} queue"
+        for key in self.queue_pools:
+            names[f"q{key}"] = f"{self.pool_label(key)} queue"
         n = 0
         for (src, dst, role), info in self.edges.items():
             labels = info["labels"]
-            text = "" if info["unlabelled"] or not labels else elide(" || ".join(labels), self.max_label + 6)
+            text = "" if info["unlabelled"] or not labels else " || ".join(labels)
             if role == "also":
                 title = f"{L(info['loc'])} a run holding {names[src]} also holds {names[dst]}"
                 sc.edges.append(Edge(f"e{n}", src, dst, title, "also", [], False, False))
             else:
                 what = "a forked leg" if role == "fork" else "the path"
                 title = f"{L(info['loc'])} {what}: {names[src]} → {names[dst]}" + (f" when {text}" if text else "")
-                sc.edges.append(Edge(f"e{n}", src, dst, title, role, [(text, "s")] if text else []))
+                sc.edges.append(Edge(f"e{n}", src, dst, title, role,
+                                     wrap_lines([(text, "s")], self.max_label) if text else []))
             n += 1
 
         # an engine's pools: the pools it admits (to their queue) and its memory
@@ -649,6 +805,14 @@ class Deployment:
                 c = c.children[0] if c.children else None
             return None
 
+        def pool_enc(i: int) -> _Enc:
+            """The enclosure pool `i` is drawn in: its family's, else its own."""
+            for key, e in enc_of_pool.items():
+                if i in key_members(key) and "x" in key:
+                    return e
+            return enc_of_pool[f"{i}"]
+
+        drawn_edges = set()
         for j, st in enumerate(p.stages):
             if type(st.kind) is not M.KStep:
                 continue
@@ -658,30 +822,50 @@ class Deployment:
             for i, pl in enumerate(p.pools):
                 if pl.admit_via != j:
                     continue
-                pe = enc_of_pool[i]
-                if f"q{i}" in sc.nodes:
-                    dst, lhead = f"q{i}", None
+                pe = pool_enc(i)
+                if f"q{pe.pool}" in sc.nodes:
+                    dst, lhead = f"q{pe.pool}", None
                 elif not pe.placed:
                     dst, lhead = f"{pe.id}_note", None
                 elif sk in pe.stations:
                     continue
                 else:
                     dst, lhead = first_node(pe), pe.id
+                if (sk, dst, "admit") in drawn_edges:
+                    continue
+                drawn_edges.add((sk, dst, "admit"))
                 sc.edges.append(Edge(f"e{n}", sk, dst, f"{L(st.loc)} {names[sk]} admits the queue of pool "
-                                     f"{p.pool_label(i)}", "admit", [("admits", "s")], False, True, lhead))
+                                     f"{self.pool_label(pe.pool)}", "admit", [("admits", "s")], False, True, lhead))
                 n += 1
             m = st.kind.memory
             if m is not None:
-                pe = enc_of_pool[m]
+                pe = pool_enc(m)
                 if pe.placed and sk in pe.stations:
                     continue  # the engine is inside its memory's enclosure; its label says so
                 dst = f"{pe.id}_note" if not pe.placed else first_node(pe)
-                if dst is None:
+                if dst is None or (sk, dst, "memory") in drawn_edges:
                     continue
+                drawn_edges.add((sk, dst, "memory"))
                 lhead = pe.id if pe.placed else None
                 sc.edges.append(Edge(f"e{n}", sk, dst, f"{L(st.loc)} {names[sk]} keeps its KV in pool "
-                                     f"{p.pool_label(m)}", "memory", [("memory", "s")], False, True, lhead))
+                                     f"{self.pool_label(pe.pool)}", "memory", [("memory", "s")], False, True, lhead))
                 n += 1
+        # a KV copy between two queues' NICs: the relation, from the queue that
+        # posts the copy (the reader of a pull, the source of a push)
+        for (src_q, dst_q), info in self.copies.items():
+            a, b = self.queue_station(src_q, stations), self.queue_station(dst_q, stations)
+            if a is None or b is None:
+                continue
+            mode, lat = info["mode"], info["latency"]
+            text = " · ".join(x for x in (mode, f"latency {lat}" if lat else None,
+                                          {"MaxMin": "maxmin", "Bottleneck": "bottleneck"}.get(p.share or "", None))
+                              if x)
+            frm, to = (b, a) if mode == "pull" else (a, b)
+            what = (f"{dst_q} reads the KV from {src_q}" if mode == "pull" else
+                    f"{src_q} writes the KV to {dst_q}" if mode == "push" else f"the KV moves from {src_q} to {dst_q}")
+            sc.edges.append(Edge(f"e{n}", frm, to, f"{L(info['loc'])} {what} ({text})", "relation",
+                                 wrap_lines([(text, "s")], 30), False, True))
+            n += 1
         for e in crossing:
             for k in e.stations:
                 sc.edges.append(Edge(f"e{n}", f"{e.id}_note", k, f"{e.title.split(' ')[0]} "
@@ -690,12 +874,15 @@ class Deployment:
 
         roles = {e.role for e in sc.edges}
         legend = [("flow", "a request's path"), ("fork", "a forked leg"), ("admit", "an engine admits a queue"),
-                  ("memory", "an engine's memory"), ("also", "held together")]
+                  ("memory", "an engine's memory"), ("also", "held together"),
+                  ("relation", "a KV copy between two queues (pull or push)")]
         sc.legend = [(r, t) for r, t in legend if r in roles]
         if any(e.kind == "pool" for e in placed):
             sc.legend.append(("pool", "pool: the stations its holds reach"))
         if any(e.kind == "hold" for e in placed):
             sc.legend.append(("hold", "hold: the stations its body runs"))
+        if any(e.kind == "queue" for e in placed):
+            sc.legend.append(("queue", "queue: a station declared whole"))
         return sc
 
 

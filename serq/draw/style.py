@@ -38,6 +38,7 @@ CLUSTER = {
     "hold": ("7C3AED", "F5F3FF", 1.2, None, 0.75),
     "server": ("1D4ED8", "EFF6FF", 1.1, (4, 3), 0.6),
     "init": ("64748B", "F8FAFC", 1.0, (2, 2), 0.6),
+    "queue": ("0F766E", "F0FDFA", 1.6, None, 0.55),
 }
 CLUSTER_DEFAULT = ("64748B", "FFFFFF", 1.0, None, 0.5)
 
@@ -50,6 +51,7 @@ EDGE = {
     "memory": ("B45309", 1.1, (2, 2)),
     "also": ("64748B", 1.1, (4, 2)),
     "note": ("A16207", 0.9, (1, 2)),
+    "relation": ("0F766E", 1.5, (6, 2)),
 }
 
 

@@ -29,6 +29,9 @@ class Env:
     device: Any = None                            # DeviceInfo whose time resources execute reads
     expansions: tuple = ()                        # (what, span) of the definitions being expanded
     in_request: Any = None                        # EngineInfo whose request this is
+    entry: Any = None                             # queues.Scope of the queue entry being expanded
+    rename: dict = field(default_factory=dict)    # an entry's own attribute -> its IR name (`D.known`)
+    assigned: Optional[frozenset] = None          # a header in an entry: its locals set above the hold
 
     def with_subst(self, extra: dict) -> "Env":
         s = dict(self.subst)
@@ -40,7 +43,7 @@ class Env:
 
     def fresh(self, **kw) -> "Env":
         """A definition's body: the program's names and its own parameters."""
-        return replace(self, subst={}, **kw)
+        return replace(self, subst={}, assigned=None, **kw)
 
     def expanding(self, what: str, span: Span) -> "Env":
         return replace(self, expansions=self.expansions + ((what, span),))

@@ -117,6 +117,13 @@ class ExprMixin:
             return self.num(self.consts[n].value, e.span)
         if n == "inf":
             return self.num(math.inf, e.span)
+        if env.entry is not None:
+            from . import queues
+            if n in env.rename or n in self.attr_index:
+                queues.check_read(self, n, e.span, env)
+            elif n == "now":
+                queues.check_now(self, e.span, env)
+            n = env.rename.get(n, n)
         if n in self.attr_index:
             self.check_request_name(n, e.span, env)
             return self.mk(M.EAttr(self.attr_index[n]), e.span)
@@ -144,6 +151,9 @@ class ExprMixin:
                 "def": f"call it: `{n}(…)`",
             }.get(kind)
             self.fail("E302", f"`{n}` is a {kind}, not a value", e.span, help=hint, env=env)
+        if n == "self":
+            self.fail("E201", "`self` is the member's index, read in an entry of a queue family", e.span,
+                      env=env)
         if n in ("running", "batch", "waiting"):
             self.fail("E302", f"`{n}` is an engine's list; read one of its values, e.g. `{n}.count`"
                       if n != "batch" else "`batch` is an engine's batch; read e.g. `batch.tokens`",
@@ -184,7 +194,8 @@ class ExprMixin:
                           help=did_you_mean(full, self.attr_index) or
                           f"`mark {attr};` in `{base}`'s request is read afterwards as `{full}`")
             if self.kind_of(base) == "queue":
-                self.not_yet(f"a queue's value (`{full}`)", e.span, env)
+                from . import queues
+                return queues.dotted_value(self, base, attr, e.span, env)
             if base == "args":
                 self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main",
                           e.span, env=env, help='write `let x = args.number("x", default);`')
@@ -215,25 +226,22 @@ class ExprMixin:
             if not pools:
                 return self.num(0, span)
             out = None
+            me = eng.base + (env.member if eng.count > 1 else 0)
             for base, count in pools:
                 for k in range(count):
+                    if self.pools_meta[base + k].admit_via != me:
+                        continue  # a member of an engine family counts the queues it admits
                     q = self.mk(M.EQuery("Queued", M.Ref(base, count,
                                                            None if count == 1 and self.pools_meta[base].index is None
                                                            else self.num(k, span))), span)
                     out = q if out is None else self.mk(M.EBinary("Add", out, q), span)
-            return out
+            return out if out is not None else self.num(0, span)
         if env.clause not in C.ENGINE_CLAUSES and env.clause != "sched_only" and env.engine is None:
             if env.clause == "claim_iter":
                 bare = {v: k for k, v in C.CTX_BARE.items() if k in C.CLAIM_ONLY}.get(table[attr])
                 self.fail("E212", f"a claim names `{spelled}` as `{bare}`", span, env=env,
                           help=f"write `{bare}`" if bare else None)
         return self.mk(M.ECtx(table[attr]), span)
-
-    def not_yet(self, what: str, span: Span, env: Env):
-        self.fail("E800", f"{what}: queues, pull/push relations and their entries are not lowered "
-                  "by this version of serq yet", span, env=env,
-                  help="the construct parses and is checked once queue lowering lands; "
-                       "write the station with pools, stages and holds meanwhile")
 
     # -- draws ---------------------------------------------------------------
     def draw(self, e: A.Draw, env: Env) -> M.Expr:
@@ -288,8 +296,10 @@ class ExprMixin:
             self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main", e.span,
                       env=env, help='write `let x = args.number("x", default);`')
         if not isinstance(e.fn, A.Name):
-            if isinstance(e.fn, A.Dot):
-                self.not_yet(f"a call of `{_text(e.fn)}`", e.span, env)
+            if isinstance(e.fn, A.Dot) and self.kind_of(_head_name(e.fn.obj) or "") == "queue":
+                self.fail("E302", f"`{_text(e.fn)}(…)` is a queue's entry: a statement, not a value",
+                          e.span, env=env, help=f"call it as a statement, `{_text(e.fn)} (…);`, and read "
+                                                "what it marks afterwards")
             self.fail("E302", "only a function or a definition is called", e.span, env=env)
         f = e.fn.name
         args = e.args
@@ -329,7 +339,7 @@ class ExprMixin:
                     sub, senv = env.subst[name]
                     name = _head_name(sub) if not isinstance(sub, (int, float)) else None
                     kind = self.kind_of(name) if name else None
-                if kind == "engine":
+                if kind == "engine" or (kind == "queue" and name in self.stage_fams):
                     kind = "stage"
                 if kind not in ("pool", "stage"):
                     self.fail("E302", f"`{_text(a)}` is not a pool or a stage: cost names the "
@@ -444,11 +454,24 @@ class ExprMixin:
         if len(parts) > 1:
             head_kind = self.kind_of(name)
             if head_kind == "queue":
-                self.not_yet(f"a queue member's {kind}", a.span, env)
-            self.fail("E201", f"unknown {kind} `{_ref_text(parts)}`", a.span, env=env)
+                from . import queues
+                name, index, span = queues.member_parts(self, parts, env, kind)
+                parts = [(name, index, span)]
+            else:
+                self.fail("E201", f"unknown {kind} `{_ref_text(parts)}`", a.span, env=env)
         k = self.kind_of(name)
         if kind == "stage" and k == "engine":
             k = "stage"
+        if k == "queue":
+            fams = self.pool_fams if kind == "pool" else self.stage_fams
+            if name in fams:
+                k = kind
+            elif kind == "stage":
+                self.fail("E302", f"queue `{name}` declares no stage", span, env=env,
+                          help="its stage is `serve KIND;` or `engine on DEVICE { … }`")
+            else:
+                self.fail("E302", f"`{name}` is a queue, not a pool: its pools are `{name}.NAME`", span,
+                          env=env)
         if k != kind:
             if k is None:
                 cands = self.pool_fams if kind == "pool" else self.stage_fams

@@ -31,6 +31,7 @@ from ..syntax import ast as A
 from ..syntax.parser import parse, parse_expr, parse_library
 from . import catalogue as C
 from .env import Env
+from . import queues
 from .exprs import ExprMixin, LinkAbort, fmt, head_name, names_read, ref_parts, text_of
 
 
@@ -155,6 +156,10 @@ class Linker(ExprMixin):
         self.used_libraries: set[str] = set()
         self.library_defs: dict[str, str] = {}
         self.hold_binding_names: set[str] = set()
+        self.queues: dict = {}                  # name -> queues.QueueInfo
+        self.relations: dict = {}               # reader queue -> queues.Relation
+        self.queue_sets: dict = {}              # queue -> names its entries set
+        self.share_decl: Optional[Span] = None
 
     # ================================================================ entry
     def link(self, prog: A.Program) -> M.Program:
@@ -189,7 +194,7 @@ class Linker(ExprMixin):
                 self.pool_on(*decl)
             except LinkAbort:
                 pass
-        self.finish_engines_pools()
+        queues.check_relations(self)
         for eng in self.engines.values():
             try:
                 self.engine(eng)
@@ -395,31 +400,31 @@ class Linker(ExprMixin):
         """Every name a set, choose, Size/Cost or read binding assigns."""
         found: list[tuple[str, Span]] = []
 
-        def stmts(lst, bindings_ok=True):
+        def stmts(lst, acc=found):
             for s in lst:
-                stmt(s)
+                stmt(s, acc)
 
-        def stmt(s):
+        def stmt(s, acc):
             if isinstance(s, (A.Set, A.SizeDecl, A.CostDecl)):
-                found.append((s.name, s.name_span))
+                acc.append((s.name, s.name_span))
             elif isinstance(s, A.CostRecord):
                 for f in s.fields:
-                    found.append((f"{s.name}.{f.resource}", s.name_span))
+                    acc.append((f"{s.name}.{f.resource}", s.name_span))
             elif isinstance(s, A.Choose):
-                found.append((s.name, s.name_span))
+                acc.append((s.name, s.name_span))
             elif isinstance(s, A.Hold):
                 read = names_read(s.body)
                 for b in s.admission:
                     self.hold_binding_names.add(b.name)
                     if read.get(b.name):
-                        found.append((b.name, b.span))
-                stmts(s.body.stmts)
+                        acc.append((b.name, b.span))
+                stmts(s.body.stmts, acc)
             elif isinstance(s, A.Branch):
-                stmts(s.then.stmts)
+                stmts(s.then.stmts, acc)
                 if s.other:
-                    stmts(s.other.stmts)
+                    stmts(s.other.stmts, acc)
             elif isinstance(s, (A.While, A.Loop, A.Fork)):
-                stmts(s.body.stmts)
+                stmts(s.body.stmts, acc)
 
         wl = None
         for item in items:
@@ -434,6 +439,8 @@ class Linker(ExprMixin):
                 for e in item.items:
                     if isinstance(e, A.ERequest):
                         self.request_attributes(item.name, e, found)
+            elif isinstance(item, A.QueueDecl):
+                queues.collect_attributes(self, item, found, stmts)
         for d in self.defs.values():
             if d.body is not None:
                 stmts(d.body.stmts)
@@ -529,43 +536,14 @@ class Linker(ExprMixin):
                 self.declare(item.name, "pool", item.name_span)
                 self.pending_pools_on.append((item, self.item_no))
                 return
-            self.declare(item.name, "pool", item.name_span)
             n, array = self.count_of(item.count, f"pool `{item.name}`")
-            base = len(self.pools_meta)
-            for k in range(n):
-                pm = PoolMeta(item.name, k if array else None, loc=self.loc(item.span), decl=item)
-                self.pools_meta.append(pm)
-            self.pool_fams[item.name] = Fam(base, n, array, item.span, self.item_no)
-            for k in range(n):
-                self.pool_options(base + k, item, allow_cap=True)
+            self.declare_pool(item, n, array)
         elif isinstance(item, A.StageDecl):
-            self.declare(item.name, "stage", item.name_span)
             n, array = self.count_of(item.count, f"stage `{item.name}`")
-            kind = self.stage_kind(item.kind, item.name)
-            base = len(self.stages_meta)
-            for k in range(n):
-                self.stages_meta.append(StageMeta(item.name, k if array else None, kind,
-                                                  self.loc(item.span), self.item_no))
-            self.stage_fams[item.name] = Fam(base, n, array, item.span, self.item_no)
+            self.declare_stage(item.name, n, array, item.kind, item.span, name_span=item.name_span)
         elif isinstance(item, A.DeviceDecl):
-            self.declare(item.name, "device", item.name_span)
             n, _ = self.count_of(item.count, f"device `{item.name}`")
-            dev = DeviceInfo(item.name, n, item)
-            for r in item.resources:
-                if isinstance(r, A.TimeResource):
-                    if r.name in dev.time or r.name in dev.caps:
-                        self.diag.add("E210", f"device `{item.name}` declares `{r.name}` twice", r.span)
-                    dev.time[r.name] = r
-                    self.device_time_names.add(r.name)
-                    unread = [p for p in r.params if not names_read(r.expr).get(p)]
-                    if unread:
-                        self.diag.add("E215", f"time resource `{r.name}` does not read its parameter "
-                                      f"`{unread[0]}`", r.span)
-                else:
-                    if r.name in dev.time or r.name in dev.caps:
-                        self.diag.add("E210", f"device `{item.name}` declares `{r.name}` twice", r.span)
-                    dev.caps[r.name] = r
-            self.devices[item.name] = dev
+            self.declare_device(item, n)
         elif isinstance(item, A.EngineDecl):
             self.engine_decl(item)
         elif isinstance(item, A.Workload):
@@ -580,13 +558,13 @@ class Linker(ExprMixin):
                 return
             self.server = item
         elif isinstance(item, A.QueueDecl):
-            self.declare(item.name, "queue", item.name_span)
-            self.not_yet(f"queue `{item.name}`", item.name_span, Env())
+            queues.declare_queue(self, item)
         elif isinstance(item, A.Relation):
-            self.not_yet(f"`{item.reader} {item.verb} {item.source}`", item.span, Env())
+            queues.declare_relation(self, item)
         elif isinstance(item, A.ShareDecl):
-            if self.share is not None:
+            if self.share_decl is not None:
                 self.diag.add("E210", "`share` is declared twice", item.span)
+            self.share_decl = item.span
             self.share = {"maxmin": "MaxMin", "bottleneck": "Bottleneck"}[item.kind]
         elif isinstance(item, A.GaugeDecl):
             self.declare(item.name, "gauge", item.name_span)
@@ -602,6 +580,48 @@ class Linker(ExprMixin):
             self.diag.add("E107", "`fn main()` is declared once, at the top level", item.span)
         else:  # pragma: no cover
             self.diag.add("E199", f"unsupported item {type(item).__name__}", item.span)
+
+    def declare_pool(self, item: A.PoolDecl, n: int, array: bool):
+        """A family of `n` pools (one without `[…]`) under `item`'s name."""
+        self.declare(item.name, "pool", item.name_span)
+        base = len(self.pools_meta)
+        for k in range(n):
+            pm = PoolMeta(item.name, k if array else None, loc=self.loc(item.span), decl=item)
+            self.pools_meta.append(pm)
+        self.pool_fams[item.name] = Fam(base, n, array, item.span, self.item_no)
+        for k in range(n):
+            self.pool_options(base + k, item, allow_cap=True)
+
+    def declare_stage(self, name: str, n: int, array: bool, kind_ast: A.Kind, span: Span,
+                      name_span: Optional[Span] = None, declare: bool = True):
+        """A family of `n` stages of one kind; `declare` False for the stages a
+        queue names after itself (the queue's name is the queue's)."""
+        if declare:
+            self.declare(name, "stage", name_span or span)
+        kind = self.stage_kind(kind_ast, name)
+        base = len(self.stages_meta)
+        for k in range(n):
+            self.stages_meta.append(StageMeta(name, k if array else None, kind, self.loc(span), self.item_no))
+        self.stage_fams[name] = Fam(base, n, array, span, self.item_no)
+
+    def declare_device(self, item: A.DeviceDecl, n: int):
+        self.declare(item.name, "device", item.name_span)
+        dev = DeviceInfo(item.name, n, item)
+        for r in item.resources:
+            if isinstance(r, A.TimeResource):
+                if r.name in dev.time or r.name in dev.caps:
+                    self.diag.add("E210", f"device `{item.name}` declares `{r.name}` twice", r.span)
+                dev.time[r.name] = r
+                self.device_time_names.add(r.name)
+                unread = [p for p in r.params if not names_read(r.expr).get(p)]
+                if unread:
+                    self.diag.add("E215", f"time resource `{r.name}` does not read its parameter "
+                                  f"`{unread[0]}`", r.span)
+            else:
+                if r.name in dev.time or r.name in dev.caps:
+                    self.diag.add("E210", f"device `{item.name}` declares `{r.name}` twice", r.span)
+                dev.caps[r.name] = r
+        self.devices[item.name] = dev
 
     def stage_kind(self, k: A.Kind, name: str):
         env = Env(clause="ps")
@@ -681,12 +701,16 @@ class Linker(ExprMixin):
                 pass
 
     # ---------------------------------------------------------------- engines
-    def engine_decl(self, item: A.EngineDecl):
-        self.declare(item.name, "engine", item.name_span)
-        if item.name == "engine":
+    def engine_decl(self, item: A.EngineDecl, count: Optional[tuple] = None, device: Optional[str] = None,
+                    declare: bool = True):
+        """An engine; a queue's (`engine on gpu` in queue P) passes its member
+        count, its device's name (`P.gpu`) and declare False."""
+        if declare:
+            self.declare(item.name, "engine", item.name_span)
+        if declare and item.name == "engine":
             self.diag.add("E211", "`engine` is a keyword: an engine is named for what it models "
                           "(`vllm`, `sglang`, `tgi`) or `llm`", item.name_span)
-        dev = self.devices.get(item.device)
+        dev = self.devices.get(device or item.device)
         if dev is None:
             kind = self.kind_of(item.device)
             msg = f"unknown device `{item.device}`" if kind is None else \
@@ -696,7 +720,7 @@ class Linker(ExprMixin):
         if dev.engine is not None:
             self.fail("E242", f"device `{dev.name}` already runs engine `{dev.engine.name}`; "
                       "one device runs one engine", item.name_span)
-        n, array = self.count_of(item.count, f"engine `{item.name}`")
+        n, array = count if count is not None else self.count_of(item.count, f"engine `{item.name}`")
         eng = EngineInfo(item.name, n, item, dev)
         dev.engine = eng
         if dev.count not in (1, n):
@@ -755,9 +779,11 @@ class Linker(ExprMixin):
                                     "execute": "the batch's time: `execute (…);` (`execute (1);` is the "
                                                "step clock)"}[what])
         self.engines[item.name] = eng
+        return eng
 
     def pool_on(self, item: A.PoolDecl, item_no: int):
         owner, device = item.owner, item.device
+        local = item.name.rsplit(".", 1)[-1]   # a queue's pool `P.kv` is its owner's capacity `kv`
         admit_eng: Optional[EngineInfo] = None
         mem_eng: Optional[EngineInfo] = None
         if device is not None:
@@ -769,27 +795,27 @@ class Linker(ExprMixin):
                 self.fail("E246", f"engine `{owner}` runs on `{eng.device.name}`, not `{device}`",
                           item.span)
             dev, admit_eng, mem_eng = eng.device, eng, eng
-            cap_decl = dev.caps.get(item.name)
+            cap_decl = dev.caps.get(local)
             if cap_decl is None:
-                self.fail("E247", f"device `{dev.name}` declares no capacity `{item.name}`", item.span,
-                          help=f"add `{item.name} cap …;` to device `{dev.name}`")
+                self.fail("E247", f"device `{dev.name}` declares no capacity `{local}`", item.span,
+                          help=f"add `{local} cap …;` to device `{dev.name}`")
             count = dev.count if dev.count > 1 else (eng.count if eng.count > 1 else 1)
             cap_expr = cap_decl.expr
         elif owner in self.devices:
             dev = self.devices[owner]
-            cap_decl = dev.caps.get(item.name)
+            cap_decl = dev.caps.get(local)
             if cap_decl is None:
-                self.fail("E247", f"device `{dev.name}` declares no capacity `{item.name}`", item.span,
-                          help=f"add `{item.name} cap …;` to device `{dev.name}`")
+                self.fail("E247", f"device `{dev.name}` declares no capacity `{local}`", item.span,
+                          help=f"add `{local} cap …;` to device `{dev.name}`")
             mem_eng = dev.engine
             count = dev.count
             cap_expr = cap_decl.expr
         elif owner in self.engines:
             eng = self.engines[owner]
-            if item.name not in eng.caps:
-                self.fail("E247", f"engine `{owner}` holds no capacity `{item.name}`", item.span,
-                          help=f"add `{item.name} cap …;` to engine `{owner}`")
-            cnt, ecap = eng.caps[item.name]
+            if local not in eng.caps:
+                self.fail("E247", f"engine `{owner}` holds no capacity `{local}`", item.span,
+                          help=f"add `{local} cap …;` to engine `{owner}`")
+            cnt, ecap = eng.caps[local]
             admit_eng = eng
             count = cnt if cnt > 1 else eng.count
             cap_expr = ecap.expr
@@ -803,7 +829,8 @@ class Linker(ExprMixin):
         if math.isnan(cap) or cap < 0:
             self.fail("E403", f"a cap is a number ≥ 0, not {fmt(cap)}", cap_expr.span)
         base = len(self.pools_meta)
-        array = count > 1
+        owner_q = self.queues.get(item.name.split(".", 1)[0]) if "." in item.name else None
+        array = count > 1 or (owner_q is not None and owner_q.array)   # a family of one is a family
         for k in range(count):
             pm = PoolMeta(item.name, k if array else None, cap=cap, loc=self.loc(item.span), decl=item)
             self.pools_meta.append(pm)
@@ -824,9 +851,6 @@ class Linker(ExprMixin):
                           f"`{mem_eng.name}` {mem_eng.count}: the memory of each member is its own",
                           item.span)
             mem_eng.memory = base
-
-    def finish_engines_pools(self):
-        pass
 
     def engine_admits(self, eng: EngineInfo) -> list:
         return [(b, self.pool_fams[self.pools_meta[b].name].count) for b in eng.admitted]
@@ -1150,9 +1174,10 @@ class Linker(ExprMixin):
         if ctx.where in ("init", "turn") and t not in (A.Set, A.Observe, A.SizeDecl):
             self.fail("E712", f"the workload's {ctx.where} block may only set and observe", s.span)
         if t in (A.Set, A.SizeDecl, A.CostDecl):
-            if s.name not in self.attr_index:
+            name = env.rename.get(s.name, s.name)
+            if name not in self.attr_index:
                 raise LinkAbort()  # its name was refused when the attributes were collected
-            slot = self.attr_index[s.name]
+            slot = self.attr_index[name]
             self.check_request_name(s.name, s.name_span, env)
             if t is A.SizeDecl:
                 if side == "server":
@@ -1193,14 +1218,19 @@ class Linker(ExprMixin):
             return
         if t in (A.Grow, A.Load):
             ref = self.ref_of(s.ref, S, "pool")
+            queues.check_pool(self, ref, s.ref.span, env, "grow" if t is A.Grow else "load")
             stmt = (M.SGrow if t is A.Grow else M.SLoad)(ref, self.expr(s.expr, S))
             self.emit(out, stmt, s.span, side)
             return
         if t is A.Drop:
-            self.emit(out, M.SDrop(self.ref_of(s.ref, S, "pool")), s.span, side)
+            ref = self.ref_of(s.ref, S, "pool")
+            queues.check_pool(self, ref, s.ref.span, env, "drop")
+            self.emit(out, M.SDrop(ref), s.span, side)
             return
         if t is A.Release:
-            self.emit(out, M.SRelease(self.ref_of(s.ref, S, "pool")), s.span, side)
+            ref = self.ref_of(s.ref, S, "pool")
+            queues.check_pool(self, ref, s.ref.span, env, "release")
+            self.emit(out, M.SRelease(ref), s.span, side)
             return
         if t is A.Run:
             self.run(s, env, side, out, ctx)
@@ -1232,9 +1262,10 @@ class Linker(ExprMixin):
             self.emit(out, M.SJoin(), s.span, side)
             return
         if t is A.Choose:
-            if s.name not in self.attr_index:
+            name = env.rename.get(s.name, s.name)
+            if name not in self.attr_index:
                 raise LinkAbort()
-            slot = self.attr_index[s.name]
+            slot = self.attr_index[name]
             count = self.expr(s.count, S)
             keys = tuple(self.expr(k, S) for k in s.keys)
             self.attr_side.setdefault(slot, set()).add(side)
@@ -1246,8 +1277,10 @@ class Linker(ExprMixin):
             self.emit(out, M.SEnd(), s.span, side)
             return
         if t is A.Mark:
-            if env.in_request is not None:
-                slot = self.attr_index[f"{env.in_request.name}.{s.name}"]
+            full = f"{env.in_request.name}.{s.name}" if env.in_request is not None else \
+                queues.mark_name(env, s.name)
+            if full is not None:
+                slot = self.attr_index[full]
                 self.emit(out, M.SSet(slot, self.mk(M.ECtx("Now"), s.span)), s.span, side)
                 return
             self.fail("E255", "`mark` names a moment inside an engine's request or a queue's entry",
@@ -1285,6 +1318,8 @@ class Linker(ExprMixin):
     def hold(self, s: A.Hold, env: Env, side: str, out: list, ctx: "StmtCtx",
              body_env: Optional[Env] = None):
         header = env.at("header")
+        if env.entry is not None:
+            header = _replace(header, assigned=env.entry.assigned.get(id(s), frozenset()))
         bnames = set()
         for b in s.admission:
             if b.name in bnames:
@@ -1302,6 +1337,7 @@ class Linker(ExprMixin):
         pools = []
         for hp in s.pools:
             ref = self.ref_of(hp.ref, header, "pool")
+            queues.check_pool(self, ref, hp.ref.span, env, "hold")
             units = self.expr(hp.units, header)
             reserve = self.expr(hp.reserve, header) if hp.reserve is not None else None
             for x in (units, reserve):
@@ -1313,7 +1349,7 @@ class Linker(ExprMixin):
         reuse = self.expr(s.reuse, header) if s.reuse is not None else None
         if reuse is not None and draws(reuse):
             self.fail("E505", "a hold's reuse may not draw", s.reuse.span)
-        cache_env = header.at("cache")
+        cache_env = _replace(header.at("cache"), assigned=None)
         cache = self.expr(s.cache, cache_env) if s.cache is not None else None
         lease = None
         if s.lease is not None:
@@ -1334,7 +1370,7 @@ class Linker(ExprMixin):
                     self.fail("E257", f"the body reads `{b.name}`, a binding of live state: it has "
                               "another value after the admission", b.span,
                               help="the body reads `cached`, the units the admission consumed")
-                slot = self.attr_index[b.name]
+                slot = self.attr_index[env.rename.get(b.name, b.name)]
                 self.emit(body_out, M.SSet(slot, val), b.span, side)
         idx = len(self.blocks)
         self.blocks.append(None)
@@ -1347,10 +1383,12 @@ class Linker(ExprMixin):
     def run(self, s: A.Run, env: Env, side: str, out: list, ctx):
         S = env.at("session")
         if not s.refs:
-            self.not_yet("`run (…)` names a queue's own stage", s.span, env)
+            s = A.Run(s.span, [queues.run_own(self, s, env)], s.mode, s.work, s.growing)
         refs = [self.ref_of(r, S, "stage") for r in s.refs]
         work = self.expr(s.work, S)
         growing = self.ref_of(s.growing, S, "pool") if s.growing is not None else None
+        if growing is not None:
+            queues.check_pool(self, growing, s.growing.span, env, "grow")
         mode = {"prefill": "Prefill", "decode": "Decode", None: "Plain"}[s.mode]
         self.emit(out, M.SRun(refs[0], mode, work, growing, tuple(refs[1:])), s.span, side)
 
@@ -1414,9 +1452,14 @@ class Linker(ExprMixin):
 
     def transfer(self, s: A.Transfer, env: Env, side: str, out: list, ctx):
         S = env.at("session")
+        if env.entry is not None and not env.entry.queue.gateway and not s.where.on and \
+                s.where.index is None:
+            queues.relation_transfer(self, s, env, side, out)
+            return
         work = self.expr(s.work, S)
         if s.where.on:
             refs = [self.ref_of(r, S, "stage") for r in s.where.on]
+            queues.link_waits(self, s.where.on, env, side, out, s.span)
         else:
             cands = [n for n in ("link", "transfer") if n in self.stage_fams]
             if len(cands) != 1:
@@ -1430,9 +1473,12 @@ class Linker(ExprMixin):
         w = self.mk(M.ECost(targets, work), s.work.span)
         self.emit(out, M.SRun(refs[0], "Plain", w, None, tuple(refs[1:])), s.span, side)
         dst = self.ref_of(s.dst, S, "pool")
+        queues.check_pool(self, dst, s.dst.span, env, "load")
         n = self.mk(M.ECost((M.Target("pool", dst.base),), self.expr(s.tokens, S)), s.tokens.span)
         self.emit(out, M.SLoad(dst, n), s.span, side)
-        self.emit(out, M.SRelease(self.ref_of(s.src, S, "pool")), s.span, side)
+        src = self.ref_of(s.src, S, "pool")
+        queues.check_pool(self, src, s.src.span, env, "release")
+        self.emit(out, M.SRelease(src), s.span, side)
 
     # ---------------------------------------------------------------- calls
     def call_stmt(self, s: A.CallStmt, env: Env, side: str, out: list, ctx):
@@ -1440,11 +1486,20 @@ class Linker(ExprMixin):
         if not isinstance(tgt, A.Call):
             self.fail("E260", "a statement here is a call: `NAME(…);`", s.span,
                       help="an expression alone does nothing; `set x = …;` keeps its value")
+        if isinstance(tgt.fn, A.Dot):
+            qname = head_name(tgt.fn.obj)
+            if qname is not None and self.kind_of(qname) == "queue":
+                queues.call_entry(self, s, env, side, out, ctx)
+                return
+            self.fail("E201", f"`{text_of(tgt.fn)}(…)`: only a queue's entry is called with a dot, "
+                      "`Q.VERB (…)`", tgt.fn.span, env=env,
+                      help=did_you_mean(qname or "", self.queues) or None)
         if not isinstance(tgt.fn, A.Name):
-            self.not_yet(f"the entry call `{text_of(tgt.fn)}(…)`", s.span, env)
+            self.fail("E260", "a statement here is a call: `NAME(…);`", s.span, env=env)
         name = tgt.fn.name
         if s.src is not None or s.to is not None:
-            self.not_yet("`from`/`to` on a call (a queue's entry)", s.span, env)
+            self.fail("E282", f"`from`/`to` belong to a queue's entry call, `Q[j].VERB (…) from …`, "
+                      f"not to `{name}(…)`", s.span, env=env)
         if name in self.defs:
             d = self.defs[name]
             if d.body is None:
@@ -1465,7 +1520,11 @@ class Linker(ExprMixin):
             return
         kind = self.kind_of(name)
         if kind == "queue":
-            self.not_yet(f"a call of queue `{name}`", s.span, env)
+            q = self.queues[name]
+            verbs = sorted({e.verb for e in q.entries.values()})
+            self.fail("E281", f"queue `{name}` is entered by one of its entries, `{name}"
+                      f"{'[j]' if q.array else ''}.{verbs[0] if verbs else 'VERB'} (…);`", tgt.fn.span,
+                      env=env, help=("its entries: " + ", ".join(f"`{v}`" for v in verbs)) if verbs else None)
         self.fail("E201", f"unknown statement `{name}(…)`", tgt.fn.span,
                   help=did_you_mean(name, list(self.defs) + list(self.engines)))
 

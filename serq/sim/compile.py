@@ -138,9 +138,14 @@ class Compiler:
         old = sys.getrecursionlimit()
         if old < 30000:
             sys.setrecursionlimit(30000)
+        # a function of its own reads the carrier, also when it is made while
+        # the source of inlined code is written (a member index, a deep subtree)
+        saved = self.a_src, self.rng_src, self.draw_method, self.now_src
+        self.a_src, self.rng_src, self.draw_method, self.now_src = "t.a", "(t.rng or t.make_rng())", "random", None
         try:
             src = self.src(e, 0)
         finally:
+            self.a_src, self.rng_src, self.draw_method, self.now_src = saved
             sys.setrecursionlimit(old)
         return eval(f"lambda t: {src}", self.ns)  # noqa: S307 - our own source
 

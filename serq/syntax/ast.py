@@ -545,12 +545,39 @@ class Server(Node):
 
 
 @dataclass
+class QServe(Node):
+    """``serve KIND [latency e];`` -- the queue's stage (a link's wait)."""
+
+    kind: Kind
+    latency: Optional[Expr]
+
+
+@dataclass
+class QNic(Node):
+    """``nic KIND;`` -- the queue's NIC, the stage ``QUEUE.nic``."""
+
+    kind: Kind
+
+
+@dataclass
+class QEntry(Node):
+    """``VERB [(params)] [from QUEUE] { … }`` -- an entry of one of the queue's roles."""
+
+    verb: str
+    params: list[str]
+    source: Optional[str]
+    block: Block
+    verb_span: Span
+
+
+@dataclass
 class QueueDecl(Node):
     name: str
     count: Optional[Expr]
     roles: list[str]
-    items: list[Node]
+    items: list[Node]      # PoolDecl, DeviceDecl, EngineDecl (name ""), QServe, QNic, QEntry
     name_span: Span
+    role_spans: list[Span] = field(default_factory=list)
 
 
 @dataclass

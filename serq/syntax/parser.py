@@ -366,21 +366,27 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def queue_item(self, meta, c):
         name, count, roles, *items = c
-        return A.QueueDecl(self.sp(meta), str(name), count, roles or [], list(items), self.tsp(name))
+        roles = roles or []
+        return A.QueueDecl(self.sp(meta), str(name), count, [str(r) for r in roles], list(items),
+                           self.tsp(name), [self.tsp(r) for r in roles])
+
+    def roles(self, c):
+        return list(c)
 
     @v_args(meta=True)
     def q_serve(self, meta, c):
-        return ("serve", c[0], c[1], self.sp(meta))
+        return A.QServe(self.sp(meta), c[0], c[1])
 
     @v_args(meta=True)
     def q_nic(self, meta, c):
-        return ("nic", c[0], None, self.sp(meta))
+        return A.QNic(self.sp(meta), c[0])
 
     @v_args(meta=True)
     def q_entry(self, meta, c):
         verb, params, src, block = c
-        return ("entry", str(verb), (params or [], str(src) if src is not None else None, block),
-                self.sp(meta))
+        vspan = self.tsp(verb) if isinstance(verb, Token) else self.sp(meta)
+        return A.QEntry(self.sp(meta), str(verb), params or [], str(src) if src is not None else None,
+                        block, vspan)
 
     def verb_prefill(self, c):
         return "prefill"

@@ -46,18 +46,37 @@ def child_blocks(s) -> list[int]:
     return []
 
 
+def station_of(ref: M.Ref) -> str:
+    """The station a stage reference is drawn as: ``st<index>`` for one stage
+    or a member named by a number, ``st<base>x<count>`` for a family whose
+    member is picked at run time (drawn once)."""
+    if ref.index is None:
+        return f"st{ref.base}"
+    if type(ref.index) is M.ENum:
+        return f"st{ref.base + int(ref.index.value)}"
+    return f"st{ref.base}x{ref.count}"
+
+
 def stages_run(p: M.Program, block: int) -> set[str]:
-    """The stations (``st<index>``) that the statements of ``block`` run,
-    through every nested block.  The examples name single stages."""
+    """The stations that the statements of ``block`` run, through every
+    nested block."""
     out: set[str] = set()
     for s in p.blocks[block].stmts:
         if type(s) is M.SRun:
             for ref in (s.stage,) + tuple(s.also):
-                assert ref.count == 1 and ref.index is None, "a family: extend this helper"
-                out.add(f"st{ref.base}")
+                out.add(station_of(ref))
         for c in child_blocks(s):
             out |= stages_run(p, c)
     return out
+
+
+def pool_of(ref: M.Ref) -> tuple[int, ...]:
+    """The pools a reference is drawn as: one, or a family picked at run time."""
+    if ref.index is None:
+        return (ref.base,)
+    if type(ref.index) is M.ENum:
+        return (ref.base + int(ref.index.value),)
+    return tuple(range(ref.base, ref.base + ref.count))
 
 
 def all_holds(p: M.Program) -> list[tuple[str, M.SHold]]:

@@ -76,7 +76,8 @@ def test_unused_declarations_are_drawn():
     fig = figure(p, "deployment")
     labels = {n.texts[0].text: n for n in fig.nodes}
     assert "unreached" in labels["idle"].role.split()
-    assert "svc[j]" in labels and "svc[0]" in labels   # a member chosen at run time stands for the family
+    assert "svc[0..1]" in labels and "svc[0]" in labels   # a member chosen at run time stands for the family
+    assert "member j, one of 2" in [t.text for t in labels["svc[0..1]"].texts]
     pools = [c for c in fig.clusters if c.kind == "pool"]
     assert [c.texts[0].text for c in pools] == ["pool unused"]
 
