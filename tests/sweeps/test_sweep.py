@@ -190,3 +190,15 @@ def test_a_progress_bar_only_when_asked_or_on_a_terminal(capsys):
     bar = _bar(3, True)
     bar.close()
     assert "sweep:   0%|          | 0/3" in capsys.readouterr().err
+
+
+def test_the_tutorials_sweep_prints_what_its_page_shows():
+    page = open("docs/tutorial/06_sweep.md", encoding="utf-8").read()
+    shown = page.split("```\nlambda", 1)[1].split("```", 1)[0]
+    r = run("docs/tutorial/01_mm1.sq", "--set", "lambda=0.3,0.6,0.9", "--seeds", "1-3", "--horizon", "20000",
+            "--warmup", "1000", "--show", "client.response.mean", "--jobs", "1", "--out", "-")
+    assert r.exit_code == 0
+    sw = serq.sweep("docs/tutorial/01_mm1.sq", {"lambda": [0.3, 0.6, 0.9]}, seeds="1-3", horizon=20000,
+                    warmup=1000, jobs=1)
+    assert r.stdout == sw.csv()
+    assert "lambda" + shown == sw.text(["client.response.mean"]) + "\n"
