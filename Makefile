@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench oracle-ir vllm-env lean clean
+.PHONY: install demo test check golden bench bench-sweep oracle-ir vllm-env lean clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -41,6 +41,10 @@ golden: install
 
 bench: install
 	$(BIN)/python bench/bench.py
+
+# A 3 x 2 x 5 sweep of the vLLM program with --jobs 1, --jobs 2 and --dask local.
+bench-sweep: install
+	$(BIN)/python bench/sweep_bench.py
 
 # The oracle programs' IR, one file per named scenario and per trace (read by
 # the tests and the Lean generator); `make check` fails when one is stale.

@@ -245,31 +245,8 @@ def oracle():
     """vLLM's real scheduler as the oracle: scenarios, agreement, divergence."""
 
 
-def scenario_program(path: str):
-    """`examples/oracle/vllm_request.sq` compiled for a scenario: its engine as
-    inputs, its requests as explicit sessions."""
-    from .oracle import scenario as S
-    s = S.load(path)
-    return s, program_for_scenario(s)
-
-
-def program_for_scenario(s: dict):
-    from .ir import validate
-    from .link import compile_file
-    from .oracle import scenario as S
-    p = compile_file(_relroot(os.path.join(_root(), S.PROGRAM)), sets=S.inputs(s), horizon=S.horizon(s))
-    p = S.with_sessions(p, s)
-    validate(p)
-    return p
-
-
-def _root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _relroot(path: str) -> str:
-    rel = os.path.relpath(path)
-    return rel if not rel.startswith("..") else path
+# the programs the oracle commands run: one home, serq/api/oracle.py
+from .api.oracle import program_for_scenario, scenario_program, trace_program  # noqa: E402,F401
 
 
 def _oracle_json(out: dict) -> str:
@@ -386,18 +363,6 @@ def oracle_ir(scenario):
     click.echo(dumps(p), nl=False)
 
 
-def trace_program(path: str):
-    """`examples/replay/vllm_replay.sq` on the step clock for a prefix-cache trace."""
-    from .ir import validate
-    from .link import compile_file
-    from .oracle import replay as R
-    t = R.load(path)
-    p = compile_file(_relroot(os.path.join(_root(), R.PROGRAM)), sets=R.inputs(t), horizon=R.horizon(t))
-    p = R.with_sessions(p, t)
-    validate(p)
-    return t, p
-
-
 @oracle.command(name="replay")
 @click.argument("trace", type=click.Path(dir_okay=False))
 def oracle_replay(trace):
@@ -416,6 +381,14 @@ def oracle_replay_ir(trace):
     from .ir import dumps
     _, p = trace_program(trace)
     click.echo(dumps(p), nl=False)
+
+
+# sweeps and plots: their commands live with them
+from .sweeps.command import sweep as _sweep  # noqa: E402
+from .plot.command import plot as _plot  # noqa: E402
+
+main.add_command(_sweep)
+main.add_command(_plot)
 
 
 if __name__ == "__main__":  # pragma: no cover
