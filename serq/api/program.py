@@ -73,12 +73,14 @@ class Program:
     ``path`` where it came from, ``sets`` the inputs it was given; ``run``,
     ``set``, ``sweep``, ``draw``, ``json``."""
 
-    def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool):
+    def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
+                 defaults: Optional[dict] = None):
         self.ir = ir
         self.path = path
         self._text = text
         self.sets = dict(sets)
         self.from_ir = from_ir
+        self.defaults = dict(defaults or {})   # the instance file's settings, under a run's arguments
 
     # -- what it is ---------------------------------------------------------------
     @property
@@ -121,7 +123,7 @@ class Program:
                         help="load the .sq program to set its inputs")
         sets = dict(self.sets)
         sets.update(set_texts(values))
-        return _link(self._text, self.path, sets)
+        return _link(self._text, self.path, sets, self.defaults)
 
     def linked(self, sets: dict) -> "Program":
         """The program with its inputs updated by ``sets`` (values as for ``set``);
@@ -131,10 +133,21 @@ class Program:
     # -- runs ---------------------------------------------------------------
     def settings(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
         """The IR of a run with these settings (validated); a setting left None is
-        the program's own (an IR file's, or warm-up 0 and seed 1 for source)."""
+        the program's own (an IR file's; for source, its instance file's, else
+        warm-up 0 and seed 1)."""
+        if horizon is None and not self.defaults and not self.from_ir:
+            with_default = self._default_instance()
+            if with_default is not self:
+                return with_default.settings(warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
+        d = self.defaults
+        horizon = d.get("horizon") if horizon is None else horizon
+        warmup = d.get("warmup") if warmup is None else warmup
+        seed = d.get("seed") if seed is None else seed
+        arrivals = d.get("arrivals") if arrivals is None else arrivals
+        trace = d.get("trace") if trace is None else trace
         if horizon is None and not self.from_ir:
             raise usage("a run needs a horizon: a model says what the deployment is, the run says "
-                        "how long", help="prog.run(horizon=300)")
+                        "how long", help="prog.run(horizon=300), or serq.load(path, instance=FILE)")
         changes = {}
         if horizon is not None:
             changes["horizon"] = _float("horizon", horizon)
@@ -154,6 +167,20 @@ class Program:
         program = dataclasses.replace(self.ir, **changes)
         ir.validate(program)
         return program
+
+    def _default_instance(self) -> "Program":
+        """Itself under its default instance (``instances/NAME.sq`` beside it), as
+        ``serq run PROG.sq`` without a horizon reads it; itself when it has none."""
+        from ..instance import default_for, read
+        path = default_for(self.path)
+        if path is None:
+            return self
+        inst = read(path)
+        values = {k: v for k, v in inst.inputs.items() if k not in self.sets}
+        prog = _link(self._text, self.path, {**self.sets, **values}, inst.settings) if values else \
+            Program(self.ir, path=self.path, text=self._text, sets=self.sets, from_ir=False,
+                    defaults=inst.settings)
+        return prog
 
     def run(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
         """Simulate the program; its :class:`serq.api.report.Report`."""
@@ -203,14 +230,18 @@ def _int(what: str, value) -> int:
     return int(value)
 
 
-def _link(text: str, path: str, sets: dict) -> Program:
+def _link(text: str, path: str, sets: dict, defaults: Optional[dict] = None) -> Program:
     from ..link import compile_source
-    return Program(compile_source(text, path, sets=sets), path=path, text=text, sets=sets, from_ir=False)
+    return Program(compile_source(text, path, sets=sets), path=path, text=text, sets=sets, from_ir=False,
+                   defaults=defaults)
 
 
-def load(path: str, set: Optional[dict] = None) -> Program:
+def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) -> Program:
     """A program from a ``.sq`` file (linked with the inputs ``set``) or an IR
-    file (``.json``, validated)."""
+    file (``.json``, validated).  An instance file (``instance=``) gives its
+    runs' settings and input values, under ``set`` and ``run``'s arguments; a
+    run without a horizon reads the program's default instance
+    (``instances/NAME.sq`` beside it), as ``serq run`` does."""
     if not isinstance(path, str):
         path = str(path)   # a pathlib.Path
     if path.endswith(".json"):
@@ -224,7 +255,11 @@ def load(path: str, set: Optional[dict] = None) -> Program:
             text = f.read()
     except OSError as e:
         raise SerqError(Diagnostic("E001", f"cannot read {path}: {e.strerror}"))
-    return _link(text, path, set_texts(set))
+    if instance is None:
+        return _link(text, path, set_texts(set))
+    from ..instance import resolve
+    settings, values, _ = resolve(path, instance, {}, set_texts(set), default=False)
+    return _link(text, path, values, settings)
 
 
 def loads(text: str, set: Optional[dict] = None, path: str = "<string>") -> Program:

@@ -154,11 +154,29 @@ def test_jupyter_shows_a_report_as_tables_and_a_program_as_its_drawing():
 
 # ---------------------------------------------------------------- errors
 
-def test_a_run_needs_a_horizon():
+def test_a_run_needs_a_horizon(tmp_path):
+    """A program with no default instance needs one; one with it runs its
+    instance, as `serq run` does."""
+    prog = tmp_path / "mg1.sq"
+    with open(MG1, encoding="utf-8") as f:
+        prog.write_text(f.read(), encoding="utf-8")
     with pytest.raises(serq.SerqError) as e:
-        serq.load(MG1).run()
+        serq.load(str(prog)).run()
     assert e.value.render() == ("error[E970]: a run needs a horizon: a model says what the deployment is, "
-                                "the run says how long\n  = help: prog.run(horizon=300)")
+                                "the run says how long\n  = help: prog.run(horizon=300), or "
+                                "serq.load(path, instance=FILE)")
+    rep = serq.load(MG1).run()
+    assert (rep.run.horizon, rep.run.warmup) == (20000.0, 1000.0)      # examples/single-turn/instances/mg1.sq
+
+
+def test_an_instance_file_from_python(tmp_path):
+    inst = tmp_path / "i.sq"
+    inst.write_text("run { horizon 400; warmup 40; seed 3; lambda 0.25; }\n", encoding="utf-8")
+    rep = serq.load(MG1, instance=str(inst)).run()
+    assert (rep.run.horizon, rep.run.warmup, rep.run.seed) == (400.0, 40.0, 3)
+    same = serq.load(MG1, set={"lambda": 0.25}).run(horizon=400, warmup=40, seed=3)
+    assert rep.json() == same.json()
+    assert serq.load(MG1, instance=str(inst)).run(horizon=800).run.horizon == 800.0
 
 
 def test_bad_settings_are_the_validators_errors():
