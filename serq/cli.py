@@ -253,7 +253,8 @@ def _oracle_json(out: dict) -> str:
     keys = [k for k in ("first", "done", "preemptions", "steps", "requests") if k in out]
     if "requests" in out:
         rows = ",\n".join("  " + json.dumps(r) for r in out["requests"])
-        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + "}"
+        more = "".join(f",\n{json.dumps(k)}: {json.dumps(out[k])}" for k in ("preemptions", "vllm") if k in out)
+        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + more + "}"
     return "{" + ",\n".join(json.dumps(k) + ": " + json.dumps(out[k]) for k in keys) + "}"
 
 
@@ -392,6 +393,61 @@ def oracle_replay_ir(trace):
     from .ir import dumps
     _, p = trace_program(trace)
     click.echo(dumps(p), nl=False)
+
+
+def mooncake_program(s: dict):
+    """`examples/replay/mooncake.sq` on the step clock for a Mooncake slice."""
+    from .ir import validate
+    from .link import compile_file
+    from .oracle import mooncake as MC
+    p = compile_file(_relroot(os.path.join(_root(), MC.PROGRAM)), sets=MC.inputs(s), horizon=MC.horizon(s))
+    p = MC.with_sessions(p, s)
+    validate(p)
+    return p
+
+
+@oracle.command(name="mooncake")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
+@click.option("--diff", "use_diff", is_flag=True,
+              help="both, and the first step where they part (or `agree`), with both times")
+def oracle_mooncake(spec, use_vllm, use_diff):
+    """Replay a Mooncake trace slice (SPEC.json) with examples/replay/mooncake.sq on the
+    step clock; print what tools/oracle/vllm_mooncake_oracle.py prints."""
+    import time
+    from .oracle import divergence as D, mooncake as MC
+    from .oracle.vllm import MOONCAKE, run_once
+    from .sim import simulate
+    if use_vllm and not use_diff:
+        out, _ = run_once(spec, script=MOONCAKE)
+        click.echo(_oracle_json(out))
+        return
+    t0 = time.perf_counter()
+    s = MC.load(spec)
+    p = mooncake_program(s)
+    rep = simulate(p, step_log=use_diff)
+    ours = MC.outcome(rep, s)
+    t_ours = time.perf_counter() - t0
+    if not use_diff:
+        click.echo(_oracle_json(ours))
+        return
+    theirs, t_vllm = run_once(spec, steps=True, script=MOONCAKE)
+    first = s["first"]
+    mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
+                "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
+            for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
+    text = D.report(mine, D.theirs_by_step(theirs["log"]))
+    fields = MC.diff(ours, theirs)
+    if text == "agree" and fields:
+        text = "the steps agree but the outcomes differ"
+    click.echo(text)
+    for f in fields[:20]:
+        click.echo(f"  {f}")
+    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
+               f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
+               f"(process, vLLM import included)")
+    sys.exit(0 if text == "agree" and not fields else 1)
 
 
 if __name__ == "__main__":  # pragma: no cover
