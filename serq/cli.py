@@ -301,7 +301,11 @@ def oracle_diff(scenario):
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
               show_default=True, help="where a shrunk disagreement is written")
-def oracle_fuzz(n, seed, out_dir):
+@click.option("--harness", "kind", type=click.Choice(["scenario", "replay", "mooncake"]), default="scenario",
+              show_default=True, help="requests (scenario), or traffic whose requests share content: "
+                                      "multi-turn sessions with shared system prompts (replay), "
+                                      "Mooncake-format rows sharing hash ids (mooncake)")
+def oracle_fuzz(n, seed, out_dir, kind):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
     import random
@@ -309,6 +313,8 @@ def oracle_fuzz(n, seed, out_dir):
     from .oracle import divergence as D, fuzz as F, outcome as O
     from .oracle.vllm import Harness
     from .sim import simulate
+    if kind != "scenario":
+        return _fuzz_shared(n, seed, out_dir, kind)
 
     def ours(s, log=False):
         p = program_for_scenario(s)
@@ -354,6 +360,61 @@ def oracle_fuzz(n, seed, out_dir):
     sys.exit(1 if found else 0)
 
 
+def _fuzz_shared(n: int, seed: int, out_dir: str, kind: str):
+    """`serq oracle fuzz --harness replay|mooncake`: traffic with shared content."""
+    import random
+    import time
+    from .oracle import fuzz as F, mooncake as MC, outcome as O
+    from .oracle.replay import check as check_trace
+    from .oracle.vllm import MOONCAKE, REPLAY, Harness
+    from .sim import simulate
+    if kind == "mooncake":
+        gen, cands, ok, script = F.generate_mooncake, F.candidates_mooncake, F.feasible_mooncake, MOONCAKE
+
+        def ours(s):
+            c = MC.check(s, "fuzz")
+            return MC.outcome(simulate(mooncake_program(c)), c)
+        diff = MC.diff
+    else:
+        gen, cands, ok, script = F.generate_replay, F.candidates_replay, F.feasible_replay, REPLAY
+
+        def ours(t):
+            check_trace(t, "fuzz")
+            p = program_for_trace(t)
+            return O.trace_outcome(simulate(p), p)
+        diff = O.diff
+    found = 0
+    t_ours = t_vllm = 0.0
+    t0 = time.perf_counter()
+    with Harness(script=script) as h:
+        for i in range(n):
+            s = gen(random.Random(f"{seed}:{i}"), i)
+            a = time.perf_counter()
+            mine = ours(s)
+            b = time.perf_counter()
+            theirs = h.ask(s)
+            t_ours += b - a
+            t_vllm += time.perf_counter() - b if i else 0.0
+            d = diff(mine, theirs)
+            if d:
+                found += 1
+                small = F.shrink_with(s, lambda c: bool(diff(ours(c), h.ask(c))), cands, ok)
+                os.makedirs(out_dir, exist_ok=True)
+                name = os.path.join(out_dir, f"{kind}_s{seed}_{i:05d}")
+                with open(name + ".json", "w", encoding="utf-8") as f:
+                    f.write(json.dumps(small, sort_keys=True) + "\n")
+                with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+                    f.write("\n".join(diff(ours(small), h.ask(small))) + "\n")
+                click.echo(f"{kind} {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+            if (i + 1) % 100 == 0:
+                click.echo(f"  {i + 1}/{n} {kind} inputs, {found} disagreeing", err=True)
+    wall = time.perf_counter() - t0
+    click.echo(f"fuzz: {n} {kind} inputs with shared content (seed {seed}), {found} disagreed; "
+               f"{n / wall:.1f} inputs/s (serQ {1000 * t_ours / n:.1f} ms each, vLLM "
+               f"{1000 * t_vllm / max(1, n - 1):.1f} ms after a {h.startup:.1f} s start)")
+    sys.exit(1 if found else 0)
+
+
 @oracle.command(name="ir")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 def oracle_ir(scenario):
@@ -365,14 +426,19 @@ def oracle_ir(scenario):
 
 def trace_program(path: str):
     """`examples/replay/vllm_replay.sq` on the step clock for a prefix-cache trace."""
+    from .oracle import replay as R
+    t = R.load(path)
+    return t, program_for_trace(t)
+
+
+def program_for_trace(t: dict):
     from .ir import validate
     from .link import compile_file
     from .oracle import replay as R
-    t = R.load(path)
     p = compile_file(_relroot(os.path.join(_root(), R.PROGRAM)), sets=R.inputs(t), horizon=R.horizon(t))
     p = R.with_sessions(p, t)
     validate(p)
-    return t, p
+    return p
 
 
 @oracle.command(name="replay")

@@ -154,3 +154,37 @@ def test_the_committed_shared_outputs_are_what_vllm_gives_now():
                          timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout) == _vllm(path)
+
+
+def test_fuzz_inputs_with_shared_content_are_feasible_and_share():
+    import random
+    from serq.oracle import fuzz as F, replay as R
+    shared = 0
+    for i in range(120):
+        s = F.generate_mooncake(random.Random(f"5:{i}"), i)
+        MC.check(s, "fuzz")
+        assert F.feasible_mooncake(s)
+        ids = [h for r in s["rows"] for h in r["hash_ids"]]
+        shared += len(ids) > len(set(ids))
+        t = F.generate_replay(random.Random(f"5:{i}"), i)
+        R.check(t, "fuzz")
+        assert F.feasible_replay(t)
+    assert shared > 100
+    # shrinking keeps the property and feasibility
+    big = F.generate_mooncake(random.Random("5:8"), 8)
+    small = F.shrink_with(big, lambda c: any(r["input_length"] >= 5 for r in c["rows"]),
+                          F.candidates_mooncake, F.feasible_mooncake)
+    assert len(small["rows"]) == 1 and small["rows"][0]["input_length"] == 5
+    assert small["rows"][0]["output_length"] == 1 and F.feasible_mooncake(small)
+
+
+@pytest.mark.vllm
+@needs_vllm
+@pytest.mark.parametrize("harness", ["mooncake", "replay"])
+def test_a_small_fuzz_with_shared_content_finds_no_disagreement(tmp_path, harness):
+    from click.testing import CliRunner
+    from serq.cli import main
+    r = CliRunner().invoke(main, ["oracle", "fuzz", "--harness", harness, "--n", "20", "--seed", "3",
+                                  "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert f"fuzz: 20 {harness} inputs with shared content (seed 3), 0 disagreed" in r.output

@@ -79,39 +79,50 @@ class Chain:
 
     def __init__(self, sess):
         self.names = []
-        self.segs = sess.content
+        self.segs = [(int(i), int(n)) for i, n in sess.content if n > 0]
         self.seg = 0          # the segment holding the next block's first token
         self.off = 0          # its offset there
         self.own = -1 - sess.sid
 
     def extend(self, bs: int, n: int) -> list:
+        """Name blocks until there are ``n``: a block's name is the digest of
+        its parent's and of its tokens, as runs (id, first offset, count)."""
         names = self.names
         segs = self.segs
         nseg = len(segs)
+        pack = _PART.pack
+        blake = hashlib.blake2b
         parent = names[-1] if names else b""
+        seg, off = self.seg, self.off
+        pos = len(names) * bs
         while len(names) < n:
-            pos = len(names) * bs
-            left = bs
-            parts = []
-            while left:
-                if self.seg < nseg:
-                    sid, slen = segs[self.seg]
-                    if slen <= self.off:
-                        self.seg += 1
-                        self.off = 0
-                        continue
-                    take = min(left, int(slen) - self.off)
-                    parts.append(_PART.pack(int(sid), self.off, take))
-                    self.off += take
-                    if self.off >= slen:
-                        self.seg += 1
-                        self.off = 0
-                    left -= take
-                else:
-                    parts.append(_PART.pack(self.own, pos + bs - left, left))
-                    left = 0
-            parent = hashlib.blake2b(parent + b"".join(parts), digest_size=16).digest()
+            if seg < nseg and off + bs < segs[seg][1]:
+                # the whole block inside one segment, which goes on after it
+                data = pack(segs[seg][0], off, bs)
+                off += bs
+            elif seg >= nseg:
+                data = pack(self.own, pos, bs)
+            else:
+                left = bs
+                parts = []
+                while left:
+                    if seg < nseg:
+                        sid, slen = segs[seg]
+                        take = min(left, slen - off)
+                        parts.append(pack(sid, off, take))
+                        off += take
+                        if off >= slen:
+                            seg += 1
+                            off = 0
+                        left -= take
+                    else:
+                        parts.append(pack(self.own, pos + bs - left, left))
+                        left = 0
+                data = b"".join(parts)
+            parent = blake(parent + data, digest_size=16).digest()
             names.append(parent)
+            pos += bs
+        self.seg, self.off = seg, off
         return names
 
 
