@@ -90,29 +90,45 @@ def generate(rng: random.Random, index: int) -> dict:
     return s
 
 
+ENGINE_KEYS = (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1))
+
+
+def _smaller(s: dict, path: tuple, lo: int) -> Iterator[dict]:
+    """Copies of ``s`` with the whole number at ``path`` (absent: 0) made
+    smaller: ``lo``, half of it, one less."""
+    d = s
+    for k in path[:-1]:
+        d = d[k]
+    v = d.get(path[-1], 0)
+    for nv in sorted({lo, v // 2, v - 1}):
+        if lo <= nv < v:
+            c = copy.deepcopy(s)
+            d = c
+            for k in path[:-1]:
+                d = d[k]
+            d[path[-1]] = nv
+            yield c
+
+
+def _fewer(s: dict, key: str) -> Iterator[dict]:
+    """Copies of ``s`` with one element of the list ``s[key]`` left out (none
+    when it has one)."""
+    if len(s[key]) > 1:
+        for i in range(len(s[key])):
+            c = copy.deepcopy(s)
+            del c[key][i]
+            yield c
+
+
 def candidates(s: dict) -> Iterator[dict]:
     """Smaller scenarios, most reducing first."""
     reqs = s["requests"]
-    if len(reqs) > 1:
-        for i in range(len(reqs)):
-            c = copy.deepcopy(s)
-            del c["requests"][i]
-            yield c
+    yield from _fewer(s, "requests")
     for key, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
-        for i, r in enumerate(reqs):
-            v = r.get(key, 0)
-            for nv in sorted({lo, v // 2, v - 1}):
-                if lo <= nv < v:
-                    c = copy.deepcopy(s)
-                    c["requests"][i][key] = nv
-                    yield c
-    for key, lo in (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1)):
-        v = s[key]
-        for nv in sorted({lo, v // 2, v - 1}):
-            if lo <= nv < v:
-                c = copy.deepcopy(s)
-                c[key] = nv
-                yield c
+        for i in range(len(reqs)):
+            yield from _smaller(s, ("requests", i, key), lo)
+    for key, lo in ENGINE_KEYS:
+        yield from _smaller(s, (key,), lo)
     if s.get("prefix_caching"):
         c = copy.deepcopy(s)
         c["prefix_caching"] = False
@@ -197,29 +213,17 @@ def feasible_mooncake(s: dict) -> bool:
 
 def candidates_mooncake(s: dict) -> Iterator[dict]:
     rows = s["rows"]
-    if len(rows) > 1:
-        for i in range(len(rows)):
-            c = copy.deepcopy(s)
-            del c["rows"][i]
-            yield c
+    yield from _fewer(s, "rows")
     hb = s["hash_block"]
-    for i, r in enumerate(rows):
-        for key, lo in (("input_length", 1), ("output_length", 1), ("timestamp", 0)):
-            v = r[key]
-            for nv in sorted({lo, v // 2, v - 1}):
-                if lo <= nv < v:
-                    c = copy.deepcopy(s)
-                    c["rows"][i][key] = nv
-                    if key == "input_length":
-                        c["rows"][i]["hash_ids"] = r["hash_ids"][:-(-nv // hb)]
-                    yield c
-    for key, lo in (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1)):
-        v = s["engine"][key]
-        for nv in sorted({lo, v // 2, v - 1}):
-            if lo <= nv < v:
-                c = copy.deepcopy(s)
-                c["engine"][key] = nv
-                yield c
+    for i in range(len(rows)):
+        for c in _smaller(s, ("rows", i, "input_length"), 1):
+            r = c["rows"][i]
+            r["hash_ids"] = r["hash_ids"][:-(-r["input_length"] // hb)]
+            yield c
+        for key, lo in (("output_length", 1), ("timestamp", 0)):
+            yield from _smaller(s, ("rows", i, key), lo)
+    for key, lo in ENGINE_KEYS:
+        yield from _smaller(s, ("engine", key), lo)
 
 
 def generate_replay(rng: random.Random, index: int) -> dict:
@@ -288,21 +292,11 @@ def candidates_replay(t: dict) -> Iterator[dict]:
             c = copy.deepcopy(t)
             del c["sessions"][i]["prefix"]
             yield c
-        for k, x in enumerate(ss[i]["turns"]):
+        for k in range(len(ss[i]["turns"])):
             for key, lo in (("new", 1 if k == 0 else 0), ("out", 1), ("think", 0)):
-                v = x.get(key, 0)
-                for nv in sorted({lo, v // 2, v - 1}):
-                    if lo <= nv < v:
-                        c = copy.deepcopy(t)
-                        c["sessions"][i]["turns"][k][key] = nv
-                        yield c
-    for key, lo in (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1)):
-        v = t[key]
-        for nv in sorted({lo, v // 2, v - 1}):
-            if lo <= nv < v:
-                c = copy.deepcopy(t)
-                c[key] = nv
-                yield c
+                yield from _smaller(t, ("sessions", i, "turns", k, key), lo)
+    for key, lo in ENGINE_KEYS:
+        yield from _smaller(t, (key,), lo)
 
 
 def shrink_with(s: dict, disagrees: Callable[[dict], bool], cands, ok, budget: int = 400) -> dict:

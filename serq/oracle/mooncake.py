@@ -18,6 +18,7 @@ import os
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from ..ir.trace import MOONCAKE_BLOCK, MooncakeRow, read_mooncake
+from .outcome import diff_rows
 from .scenario import read_json
 
 PROGRAM = os.path.join("examples", "replay", "mooncake.sq")
@@ -139,17 +140,7 @@ def outcome(report, s: dict) -> dict:
 
 def diff(ours: dict, theirs: dict) -> list[str]:
     """The fields where two outcomes differ, in words (empty: they agree)."""
-    out = []
-    a = {r["i"]: r for r in ours["requests"]}
-    b = {r["i"]: r for r in theirs["requests"]}
-    for i in sorted(set(a) | set(b)):
-        ra, rb = a.get(i), b.get(i)
-        if ra is None or rb is None:
-            out.append(f"request {i}: only {'vLLM' if ra is None else 'serQ'} has it")
-            continue
-        for f in ("sent", "first", "last", "cached"):
-            if ra[f] != rb[f]:
-                out.append(f"request {i}: {f} serQ {ra[f]} vLLM {rb[f]}")
+    out = diff_rows(ours["requests"], theirs["requests"], lambda r: r["i"], lambda i: f"request {i}")
     for f in ("steps", "preemptions"):
         if ours.get(f) != theirs.get(f):
             out.append(f"{f}: serQ {ours.get(f)} vLLM {theirs.get(f)}")
