@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench oracle-ir vllm-env lean clean
+.PHONY: install demo test check golden bench bench-prefix oracle-ir vllm-env lean clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,6 +40,11 @@ golden: install
 
 bench: install
 	$(BIN)/python bench/bench.py
+
+# The content-addressed cache: 1 500 Mooncake requests by serQ and by vLLM's
+# scheduler (needs .venv-vllm; `--no-vllm` without), admission cost vs cache size.
+bench-prefix: install
+	$(BIN)/python bench/prefix_bench.py $(if $(wildcard .venv-vllm/bin/python),,--no-vllm)
 
 # The oracle programs' IR, one file per named scenario and per trace (read by
 # the tests and the Lean generator); `make check` fails when one is stale.

@@ -156,7 +156,8 @@ def read_mooncake(path: str, first: int = 0, count: int = None) -> list[Mooncake
             except json.JSONDecodeError as e:
                 bad(f"not JSON: {e.msg}")
             if not isinstance(obj, dict) or set(obj) != set(MOONCAKE_KEYS):
-                bad("the fields are " + ", ".join(sorted(obj)) if isinstance(obj, dict) else "not an object")
+                bad(f"the fields are {', '.join(sorted(obj))}, not {', '.join(MOONCAKE_KEYS)}"
+                    if isinstance(obj, dict) else "not a JSON object")
             vals = [obj[k] for k in MOONCAKE_KEYS[:3]]
             for k, v in zip(MOONCAKE_KEYS, vals):
                 if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k != "timestamp" else 0):

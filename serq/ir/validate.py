@@ -373,6 +373,10 @@ class Checker:
                 self.problem("E403", f"pool `{label}`: block must be positive and finite")
             if pool.shared:
                 self.check_shared(pool, label)
+            if pool.spill is not None and 0 <= pool.spill.to.base < len(p.pools) and \
+                    p.pools[pool.spill.to.base].shared:
+                self.problem("E271", f"pool `{label}` spills into a content-addressed pool: a spilled prefix "
+                             "is a session's entry, which a content-addressed pool does not keep")
             regs = frozenset()
             if pool.admit_via is not None:
                 if not (0 <= pool.admit_via < len(p.stages)) or \

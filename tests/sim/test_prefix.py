@@ -15,7 +15,7 @@ from serq.ir import model as M
 from serq.sim import RunError, simulate
 from serq.sim.prefix import Blk
 
-from builder import A, Builder, by_session, cond, exp, floor, fmin, query, sample, sessions
+from builder import A, Builder, cond, exp, floor, fmax, fmin, query, sample, sessions
 
 S = M.SLOT
 
@@ -75,8 +75,8 @@ def programs(draw):
     hp = [(reqs, 1), (kv, units, known_e)] if res else [(reqs, 1), (kv, units)]
     body = [
         b.set(known, known_e),
-        b.run(e, A(known) - A(S["cached"]), mode="Prefill", growing=kv),
-        b.run(e, A(o) - 1 - (A(known) - prompt), mode="Decode", growing=kv),
+        b.run(e, fmax(0, A(known) - A(S["cached"])), mode="Prefill", growing=kv),
+        b.run(e, fmax(0, A(o) - 1 - (A(known) - prompt)), mode="Decode", growing=kv),
     ]
     if draw(st.booleans()):
         body.append(b.grow(kv, bs))
@@ -100,7 +100,7 @@ def programs(draw):
                      seed=draw(st.integers(0, 2 ** 31)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_shared_pools_keep_their_invariant(prog):
     try:
@@ -222,3 +222,59 @@ def test_content_statement_faults_name_the_statement():
         simulate(prog)
     assert e.value.code == "R016"
     assert "`content`: the id is -1: a whole number ≥ 0" in e.value.render()
+
+
+def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):
+    from serq.link import compile_file
+    good = open("examples/replay/data/mooncake_conversation.jsonl", encoding="utf-8").readlines()[:2]
+    bad = tmp_path / "t.jsonl"
+    bad.write_text("".join(good) + '{"timestamp": 5, "input_length": 3}\n', encoding="utf-8")
+    p = compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(bad))
+    with pytest.raises(RunError) as e:
+        simulate(p)
+    assert e.value.render().startswith(
+        f"error[R014]: {bad}:3: the fields are input_length, timestamp, not timestamp, input_length, "
+        "output_length, hash_ids")
+    short = tmp_path / "s.jsonl"
+    short.write_text('{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1]}\n')
+    with pytest.raises(RunError) as e:
+        simulate(compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(short)))
+    assert f"{short}:1: 1 hash ids for 600 input tokens: one per 512 tokens (2)" in e.value.render()
+
+
+def test_a_mooncake_trace_arrives_at_its_timestamps():
+    # the first rows of the trace, on mooncake.sq's clock: row i arrives at
+    # 0.001 × timestamp_i s (the scale times the timestamp, in milliseconds)
+    from serq.ir.trace import read_mooncake
+    from serq.link import compile_file
+    rows = read_mooncake("examples/replay/data/mooncake_conversation.jsonl", 0, 40)
+    p = compile_file("examples/replay/mooncake.sq", horizon=1000.0, arrivals=40)
+    r = simulate(p)
+    sent = sorted((s, t) for t, s, _, _ in r.samples("sent"))
+    assert sent == [(i, 0.001 * row.timestamp) for i, row in enumerate(rows)]
+    # everyone shares the trace's first block (hash id 0, a system prompt):
+    # every request after the first finds its 512 tokens (32 blocks of 16)
+    cached = dict((s, v) for _, s, _, v in r.samples("cached_tokens"))
+    assert cached[0] == 0 and all(cached[i] >= 512 for i in range(1, 40) if rows[i].hash_ids[0] == 0)
+
+
+@pytest.mark.parametrize("pool, stmt, message", [
+    ("pool kv { cap 64; block 4; cache shared; evict by (age); }", "",
+     "error[E271]: pool `kv` is content-addressed (`cache shared;`): it evicts the least recently freed block "
+     "first (`evict lru;`) and does not spill"),
+    ("pool kv { cap 64; cache shared; }", "",
+     "error[E270]: pool `kv` is content-addressed (`cache shared;`): it needs a block of a whole number of "
+     "tokens"),
+    ("pool kv { cap 64; block 4; cache shared; }", "content (1.5, 4);",
+     "error[E272]: `content`: the id is 1.5: a whole number ≥ 0"),
+])
+def test_what_a_content_addressed_program_may_not_say(tmp_path, pool, stmt, message):
+    from serq.diag import SerqError
+    from serq.link import compile_file
+    src = tmp_path / "p.sq"
+    src.write_text("fn main() {\n  " + pool + "\n  stage s : delay;\n"
+                   "  workload { arrive poisson(1); session { " + stmt + " turn; } }\n"
+                   "  server { hold kv (cost(kv, 4)) { run s (cost(s, 1)); } cache (cost(kv, 4)); }\n}\n")
+    with pytest.raises(SerqError) as e:
+        compile_file(str(src), horizon=10.0)
+    assert message in e.value.render()
