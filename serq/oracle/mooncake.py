@@ -79,6 +79,14 @@ def check(s: dict, where: str, base: str = ".") -> dict:
             if len(rows[-1].hash_ids) != -(-rows[-1].input_length // hb):
                 bad(f"rows[{k}]: {len(rows[-1].hash_ids)} hash ids for {rows[-1].input_length} tokens")
         first = 0
+    if eng["budget"] < eng["max_seqs"]:
+        bad("engine 'budget' must be ≥ 'max_seqs', as vLLM requires")
+    bs = eng["block_size"]
+    for k, r in enumerate(rows):
+        need = -(-(r.input_length + r.output_length - 1) // bs)
+        if need > eng["num_blocks"]:
+            bad(f"request {first + k} ({r.input_length} + {r.output_length} tokens) needs {need} KV blocks of "
+                f"{bs}, and the engine has {eng['num_blocks']}: it could never run")
     return dict(s, rows=rows, first=first, hash_block=hb)
 
 
