@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep oracle-ir vllm-env lean clean
+.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -31,6 +31,7 @@ check: install
 	$(BIN)/python tools/gen_textmate.py --check
 	$(BIN)/python -m leangen oracle --check
 	$(BIN)/python -m leangen claims --check
+	$(BIN)/python tools/figures/mooncake_kv.py --check
 
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
@@ -45,6 +46,11 @@ bench: install
 # A 3 x 2 x 5 sweep of the vLLM program with --jobs 1, --jobs 2 and --dask local.
 bench-sweep: install
 	$(BIN)/python bench/sweep_bench.py
+
+# The content-addressed cache: 1 500 Mooncake requests by serQ and by vLLM's
+# scheduler (needs .venv-vllm; `--no-vllm` without), admission cost vs cache size.
+bench-prefix: install
+	$(BIN)/python bench/prefix_bench.py $(if $(wildcard .venv-vllm/bin/python),,--no-vllm)
 
 # The oracle programs' IR, one file per named scenario and per trace (read by
 # the tests and the Lean generator); `make check` fails when one is stale.

@@ -246,7 +246,8 @@ def oracle():
 
 
 # the programs the oracle commands run: one home, serq/api/oracle.py
-from .api.oracle import program_for_scenario, scenario_program, trace_program  # noqa: E402,F401
+from .api.oracle import (mooncake_program, program_for_scenario, program_for_trace,  # noqa: E402,F401
+                          scenario_program, trace_program)
 
 
 def _oracle_json(out: dict) -> str:
@@ -254,7 +255,8 @@ def _oracle_json(out: dict) -> str:
     keys = [k for k in ("first", "done", "preemptions", "steps", "requests") if k in out]
     if "requests" in out:
         rows = ",\n".join("  " + json.dumps(r) for r in out["requests"])
-        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + "}"
+        more = "".join(f",\n{json.dumps(k)}: {json.dumps(out[k])}" for k in ("preemptions", "vllm") if k in out)
+        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + more + "}"
     return "{" + ",\n".join(json.dumps(k) + ": " + json.dumps(out[k]) for k in keys) + "}"
 
 
@@ -301,7 +303,11 @@ def oracle_diff(scenario):
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
               show_default=True, help="where a shrunk disagreement is written")
-def oracle_fuzz(n, seed, out_dir):
+@click.option("--harness", "kind", type=click.Choice(["scenario", "replay", "mooncake"]), default="scenario",
+              show_default=True, help="requests (scenario), or traffic whose requests share content: "
+                                      "multi-turn sessions with shared system prompts (replay), "
+                                      "Mooncake-format rows sharing hash ids (mooncake)")
+def oracle_fuzz(n, seed, out_dir, kind):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
     import random
@@ -309,6 +315,8 @@ def oracle_fuzz(n, seed, out_dir):
     from .oracle import divergence as D, fuzz as F, outcome as O
     from .oracle.vllm import Harness
     from .sim import simulate
+    if kind != "scenario":
+        return _fuzz_shared(n, seed, out_dir, kind)
 
     def ours(s, log=False):
         p = program_for_scenario(s)
@@ -354,6 +362,61 @@ def oracle_fuzz(n, seed, out_dir):
     sys.exit(1 if found else 0)
 
 
+def _fuzz_shared(n: int, seed: int, out_dir: str, kind: str):
+    """`serq oracle fuzz --harness replay|mooncake`: traffic with shared content."""
+    import random
+    import time
+    from .oracle import fuzz as F, mooncake as MC, outcome as O
+    from .oracle.replay import check as check_trace
+    from .oracle.vllm import MOONCAKE, REPLAY, Harness
+    from .sim import simulate
+    if kind == "mooncake":
+        gen, cands, ok, script = F.generate_mooncake, F.candidates_mooncake, F.feasible_mooncake, MOONCAKE
+
+        def ours(s):
+            c = MC.check(s, "fuzz")
+            return MC.outcome(simulate(mooncake_program(c)), c)
+        diff = MC.diff
+    else:
+        gen, cands, ok, script = F.generate_replay, F.candidates_replay, F.feasible_replay, REPLAY
+
+        def ours(t):
+            check_trace(t, "fuzz")
+            p = program_for_trace(t)
+            return O.trace_outcome(simulate(p), p)
+        diff = O.diff
+    found = 0
+    t_ours = t_vllm = 0.0
+    t0 = time.perf_counter()
+    with Harness(script=script) as h:
+        for i in range(n):
+            s = gen(random.Random(f"{seed}:{i}"), i)
+            a = time.perf_counter()
+            mine = ours(s)
+            b = time.perf_counter()
+            theirs = h.ask(s)
+            t_ours += b - a
+            t_vllm += time.perf_counter() - b if i else 0.0
+            d = diff(mine, theirs)
+            if d:
+                found += 1
+                small = F.shrink_with(s, lambda c: bool(diff(ours(c), h.ask(c))), cands, ok)
+                os.makedirs(out_dir, exist_ok=True)
+                name = os.path.join(out_dir, f"{kind}_s{seed}_{i:05d}")
+                with open(name + ".json", "w", encoding="utf-8") as f:
+                    f.write(json.dumps(small, sort_keys=True) + "\n")
+                with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+                    f.write("\n".join(diff(ours(small), h.ask(small))) + "\n")
+                click.echo(f"{kind} {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+            if (i + 1) % 100 == 0:
+                click.echo(f"  {i + 1}/{n} {kind} inputs, {found} disagreeing", err=True)
+    wall = time.perf_counter() - t0
+    click.echo(f"fuzz: {n} {kind} inputs with shared content (seed {seed}), {found} disagreed; "
+               f"{n / wall:.1f} inputs/s (serQ {1000 * t_ours / n:.1f} ms each, vLLM "
+               f"{1000 * t_vllm / max(1, n - 1):.1f} ms after a {h.startup:.1f} s start)")
+    sys.exit(1 if found else 0)
+
+
 @oracle.command(name="ir")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 def oracle_ir(scenario):
@@ -381,6 +444,50 @@ def oracle_replay_ir(trace):
     from .ir import dumps
     _, p = trace_program(trace)
     click.echo(dumps(p), nl=False)
+
+
+@oracle.command(name="mooncake")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
+@click.option("--diff", "use_diff", is_flag=True,
+              help="both, and the first step where they part (or `agree`), with both times")
+def oracle_mooncake(spec, use_vllm, use_diff):
+    """Replay a Mooncake trace slice (SPEC.json) with examples/replay/mooncake.sq on the
+    step clock; print what tools/oracle/vllm_mooncake_oracle.py prints."""
+    import time
+    from .oracle import divergence as D, mooncake as MC
+    from .oracle.vllm import MOONCAKE, run_once
+    from .sim import simulate
+    if use_vllm and not use_diff:
+        out, _ = run_once(spec, script=MOONCAKE)
+        click.echo(_oracle_json(out))
+        return
+    t0 = time.perf_counter()
+    s = MC.load(spec)
+    p = mooncake_program(s)
+    rep = simulate(p, step_log=use_diff)
+    ours = MC.outcome(rep, s)
+    t_ours = time.perf_counter() - t0
+    if not use_diff:
+        click.echo(_oracle_json(ours))
+        return
+    theirs, t_vllm = run_once(spec, steps=True, script=MOONCAKE)
+    first = s["first"]
+    mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
+                "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
+            for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
+    text = D.report(mine, D.theirs_by_step(theirs["log"]))
+    fields = MC.diff(ours, theirs)
+    if text == "agree" and fields:
+        text = "the steps agree but the outcomes differ"
+    click.echo(text)
+    for f in fields[:20]:
+        click.echo(f"  {f}")
+    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
+               f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
+               f"(process, vLLM import included)")
+    sys.exit(0 if text == "agree" and not fields else 1)
 
 
 # sweeps and plots: their commands live with them

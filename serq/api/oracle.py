@@ -38,11 +38,18 @@ def scenario_program(path: str):
 
 
 def program_for_scenario(s: dict):
+    from ..oracle import scenario as S
+    return harness_program(S, s)
+
+
+def harness_program(harness, s: dict):
+    """A harness's program (``harness.PROGRAM``) compiled for its input: the
+    inputs and horizon it gives, its requests as explicit sessions."""
     from ..ir import validate
     from ..link import compile_file
-    from ..oracle import scenario as S
-    p = compile_file(_relroot(os.path.join(_root(), S.PROGRAM)), sets=S.inputs(s), horizon=S.horizon(s))
-    p = S.with_sessions(p, s)
+    p = compile_file(_relroot(os.path.join(_root(), harness.PROGRAM)), sets=harness.inputs(s),
+                     horizon=harness.horizon(s))
+    p = harness.with_sessions(p, s)
     validate(p)
     return p
 
@@ -56,13 +63,14 @@ def trace_program(path: str):
 
 
 def program_for_trace(t: dict):
-    from ..ir import validate
-    from ..link import compile_file
     from ..oracle import replay as R
-    p = compile_file(_relroot(os.path.join(_root(), R.PROGRAM)), sets=R.inputs(t), horizon=R.horizon(t))
-    p = R.with_sessions(p, t)
-    validate(p)
-    return p
+    return harness_program(R, t)
+
+
+def mooncake_program(s: dict):
+    """`examples/replay/mooncake.sq` on the step clock for a Mooncake slice."""
+    from ..oracle import mooncake as MC
+    return harness_program(MC, s)
 
 
 # ---------------------------------------------------------------- from Python

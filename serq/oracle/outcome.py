@@ -61,21 +61,30 @@ def strip(vllm_out: dict) -> dict:
     return {k: v for k, v in vllm_out.items() if k not in ("vllm", "log")}
 
 
+def diff_rows(ours: list, theirs: list, key, name, fields=("sent", "first", "last", "cached")) -> list[str]:
+    """The fields where two lists of per-request rows differ, the rows paired
+    by ``key(row)`` and named by ``name(key)``."""
+    out = []
+    a = {key(r): r for r in ours}
+    b = {key(r): r for r in theirs}
+    for k in sorted(set(a) | set(b)):
+        ra, rb = a.get(k), b.get(k)
+        if ra is None or rb is None:
+            out.append(f"{name(k)}: only {'vLLM' if ra is None else 'serQ'} has it")
+            continue
+        for f in fields:
+            if ra.get(f) != rb.get(f):
+                out.append(f"{name(k)}: {f} serQ {ra.get(f)} vLLM {rb.get(f)}")
+    return out
+
+
 def diff(ours: dict, theirs: dict) -> list[str]:
     """The fields where two outcomes differ, in words (empty: they agree)."""
     out = []
     theirs = strip(theirs)
     if "requests" in theirs:
-        a = {(r["session"], r["turn"]): r for r in ours.get("requests", [])}
-        b = {(r["session"], r["turn"]): r for r in theirs["requests"]}
-        for key in sorted(set(a) | set(b)):
-            ra, rb = a.get(key), b.get(key)
-            if ra is None or rb is None:
-                out.append(f"session {key[0]} turn {key[1]}: only {'vLLM' if ra is None else 'serQ'} has it")
-                continue
-            for f in ("sent", "first", "last", "cached"):
-                if ra.get(f) != rb.get(f):
-                    out.append(f"session {key[0]} turn {key[1]}: {f} serQ {ra.get(f)} vLLM {rb.get(f)}")
+        out += diff_rows(ours.get("requests", []), theirs["requests"], lambda r: (r["session"], r["turn"]),
+                         lambda k: f"session {k[0]} turn {k[1]}")
     else:
         for f in ("first", "done"):
             for i in sorted(set(ours.get(f, {})) | set(theirs.get(f, {})), key=int):

@@ -799,6 +799,8 @@ def _arrive_lines(g, spec: bool):
             g.emit(f"sess.trace = {corpus}[sid % {len(sim.trace)}]")
         else:
             g.emit(f"sess.trace = {corpus}[{g.bind(sim.trace_rng.randrange, '_pick')}({len(sim.trace)})]")
+        if hasattr(sim.trace[0], "content"):
+            g.emit("sess.content = sess.trace.content")
     if sim.init_block is not None:
         g.emit("try:")
         _wl_block(g, sim.init_block, "sim.init_block", "0", 2)
@@ -810,6 +812,8 @@ def _arrive_lines(g, spec: bool):
         g.emit("a[slot] = v", 3)
         g.emit("if spec.turns is not None:", 2)
         g.emit("sess.preset = spec.turns", 3)
+        if any(s.content for s in sim.arrival.sessions):
+            g.emit("sess.content = spec.content", 2)
     if sim.claims:
         g.emit("sim.check_given(t)")
     g.emit("if sim.ready:")

@@ -423,6 +423,10 @@ class StepStage(Stage):
                     return 0.0
                 if not j.alive:
                     return 0.0
+            if pa.pool.shared:
+                # vLLM names a request's full blocks when it allocates them
+                # for the scheduled tokens (kv_cache_manager.py:616-625)
+                pa.pool.scheduled(pa, target)
         j.stalled = False
         j.plan_n = want
         j.served_it = plan.it

@@ -134,6 +134,7 @@ class _Builder(Transformer):
     opt_preempt_lifo = _opt("preempt_lifo")
     opt_queue_fifo = _opt("queue_fifo")
     opt_reserve_held = _opt("reserve_held")
+    opt_cache_shared = _opt("cache_shared")
 
     @v_args(meta=True)
     def opt_evict_by(self, meta, c):
@@ -512,6 +513,10 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def st_drop(self, meta, c):
         return A.Drop(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def st_content(self, meta, c):
+        return A.Content(self.sp(meta), c[0], c[1])
 
     @v_args(meta=True)
     def st_release(self, meta, c):

@@ -411,6 +411,45 @@ class Driver:
         return rec
 
 
+    def replay(self, arrivals, limit: int, log=None, idle_skip: bool = False) -> None:
+        """Add each request of ``arrivals`` (``(step, request)`` pairs in the
+        order to add them, steps not decreasing) right before its schedule()
+        call, and step until no request is left and none is to come.  With
+        ``idle_skip``, a stretch of calls while the scheduler has no request
+        at all is counted, not made (an empty schedule() only bumps a counter,
+        scheduler.py:700, :816; vLLM's EngineCore does not call it then).
+        ``log`` receives ``step_record`` of every call made."""
+        pos = 0
+        n = len(arrivals)
+        while True:
+            k = self.step
+            while pos < n and arrivals[pos][0] <= k:
+                self.add_request(arrivals[pos][1])
+                pos += 1
+            if not (self.has_work() or pos < n):
+                break
+            if not self.has_work() and idle_skip:
+                self.step = arrivals[pos][0]
+                continue
+            if k >= limit:
+                raise RuntimeError(f"no completion after {k} steps (livelock?)")
+            rec = self.run_step()
+            if log is not None:
+                log.append(step_record(rec))
+
+
+def step_record(rec: dict) -> dict:
+    """A step of the per-step log (``--steps``): tokens per request (keys in
+    numeric order), the requests admitted and preempted, the free blocks."""
+    return {
+        "step": rec["step"],
+        "tokens": {rid: n for rid, n in sorted(rec["scheduled"].items(), key=lambda kv: int(kv[0]))},
+        "admitted": [int(x) for x in rec["admitted"]],
+        "preempted": [int(x) for x in rec["preempted"]],
+        "free_blocks": rec["free_blocks"],
+    }
+
+
 def vllm_version() -> str:
     return _import_vllm().vllm.__version__
 

@@ -12,6 +12,8 @@ What it (re)writes, all under tools/oracle/:
   scenarios/NAME.log.json     vllm_oracle.py --steps output
   random/rNNN.out.json        vllm_oracle.py output
   traces/NAME.out.json        vllm_replay_oracle.py output
+  shared/NAME.out.json        vllm_replay_oracle.py output (shared system prompts)
+  mooncake/NAME.out.json      vllm_mooncake_oracle.py output (Mooncake trace slices)
 Each file is exactly what the single-file command prints (e.g.
 `vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
 run in --batch mode so vLLM is imported once per oracle.
@@ -39,6 +41,9 @@ RANDOM_N = 75
 RANDOM_SEED = 1
 NAMED = ["alone", "chunked", "hol", "longchunk", "mixed", "preempt", "seqcap"]
 TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
+# multi-turn traces whose sessions share a system prompt (outside the Lean
+# fragment: no IR files, so leangen does not read them)
+SHARED = ["shared_prompt", "shared_tenants", "shared_evict"]
 
 
 def venv_python() -> str:
@@ -82,7 +87,7 @@ def write(path: str, obj) -> None:
 def generate(dest: str) -> list:
     """Write all generated files under dest (a tools/oracle-like tree);
     return their paths relative to dest."""
-    for sub in ("scenarios", "random", "traces"):
+    for sub in ("scenarios", "random", "traces", "shared", "mooncake"):
         os.makedirs(os.path.join(dest, sub), exist_ok=True)
     written = []
 
@@ -113,11 +118,31 @@ def generate(dest: str) -> list:
         written.append(f"scenarios/{n}.log.json")
 
     # 4. prefix-cache replay traces
-    trace_in = [os.path.join(HERE, "traces", f"{t}.json") for t in TRACES]
+    trace_in = [os.path.join(HERE, "traces", f"{t}.json") for t in TRACES] + \
+        [os.path.join(HERE, "shared", f"{t}.json") for t in SHARED]
     touts = run_batch("vllm_replay_oracle.py", trace_in, [])
-    for t, o in zip(TRACES, touts):
-        write(os.path.join(dest, "traces", f"{t}.out.json"), o)
-        written.append(f"traces/{t}.out.json")
+    for t, o in zip([f"traces/{t}" for t in TRACES] + [f"shared/{t}" for t in SHARED], touts):
+        write(os.path.join(dest, f"{t}.out.json"), o)
+        written.append(f"{t}.out.json")
+
+    # 5. Mooncake trace slices (a spec's trace is relative to the spec)
+    specs = sorted(p for p in glob.glob(os.path.join(HERE, "mooncake", "*.json"))
+                   if not p.endswith((".out.json", ".ir.json")))
+    absolute = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in specs:
+            with open(p, encoding="utf-8") as g:
+                s = json.load(g)
+            if "trace" in s:
+                s["trace"] = os.path.join(os.path.dirname(p), s["trace"])
+            absolute.append(os.path.join(tmp, os.path.basename(p)))
+            with open(absolute[-1], "w", encoding="utf-8") as g:
+                json.dump(s, g)
+        mouts = run_batch("vllm_mooncake_oracle.py", absolute, []) if specs else []
+    for p, o in zip(specs, mouts):
+        name = os.path.basename(p)[:-5]
+        write(os.path.join(dest, "mooncake", f"{name}.out.json"), o)
+        written.append(f"mooncake/{name}.out.json")
     return written
 
 
