@@ -233,7 +233,7 @@ def program_for_scenario(s: dict):
     from .ir import validate
     from .link import compile_file
     from .oracle import scenario as S
-    p = compile_file(_relroot(os.path.join(_root(), S.PROGRAM)), sets=S.inputs(s), horizon=S.horizon(s))
+    p = compile_file(_relroot(os.path.join(_root(), S.program(s))), sets=S.inputs(s), horizon=S.horizon(s))
     p = S.with_sessions(p, s)
     validate(p)
     return p

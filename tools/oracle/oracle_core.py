@@ -209,6 +209,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
         max_model_len=max_model_len,
     )
     scheduler_config = v.SchedulerConfig(
+        policy=p.get("policy", "fcfs"),
         max_num_seqs=p["max_seqs"],
         max_num_batched_tokens=p["budget"],
         max_model_len=max_model_len,
@@ -252,7 +253,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
     assert sched.max_num_running_reqs == p["max_seqs"]
     assert sched.scheduler_config.long_prefill_token_threshold == p["chunk"]
     assert sched.scheduler_config.scheduler_reserve_full_isl is True
-    assert sched.policy.name == "FCFS", sched.policy
+    assert sched.policy.value == p.get("policy", "fcfs"), sched.policy
     free = sched.kv_cache_manager.block_pool.get_num_free_blocks()
     if free != p["num_blocks"]:
         raise RuntimeError(f"expected {p['num_blocks']} free KV blocks, vLLM has {free}")
@@ -267,7 +268,12 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
     return sched, block_hasher
 
 
-def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher):
+def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher,
+                 *, priority: int = 0):
+    """A request as vLLM's input processor hands it over.  ``priority`` is
+    vLLM's (lower is served first under the PRIORITY policy; ignored under
+    FCFS): the heap and the victim read (priority, arrival_time, request_id),
+    v1/request.py:357-367, v1/core/sched/scheduler.py:931-945."""
     v = _import_vllm()
     params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0)
     return v.Request(
@@ -277,6 +283,7 @@ def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_
         pooling_params=None,
         arrival_time=float(arrival),
         block_hasher=block_hasher,
+        priority=priority,
     )
 
 

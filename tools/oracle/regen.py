@@ -12,6 +12,10 @@ What it (re)writes, all under tools/oracle/:
   scenarios/NAME.log.json     vllm_oracle.py --steps output
   random/rNNN.out.json        vllm_oracle.py output
   traces/NAME.out.json        vllm_replay_oracle.py output
+  priority/NAME.out.json      vllm_oracle.py output      (PRIORITY policy, named)
+  priority/NAME.log.json      vllm_oracle.py --steps output
+  priority/random/pNNN.json   gen_random.py --policy priority (the random suite's
+                              scenarios with request priorities), and .out.json
 Each file is exactly what the single-file command prints (e.g.
 `vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
 run in --batch mode so vLLM is imported once per oracle.
@@ -39,6 +43,7 @@ RANDOM_N = 75
 RANDOM_SEED = 1
 NAMED = ["alone", "chunked", "hol", "longchunk", "mixed", "preempt", "seqcap"]
 TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
+PRIORITY = ["prio_order", "prio_victim", "prio_selfpre", "prio_tie", "prio_mixed"]
 
 
 def venv_python() -> str:
@@ -118,6 +123,35 @@ def generate(dest: str) -> list:
     for t, o in zip(TRACES, touts):
         write(os.path.join(dest, "traces", f"{t}.out.json"), o)
         written.append(f"traces/{t}.out.json")
+
+    # 5. the PRIORITY policy: named scenarios (with logs) and the random suite
+    written += generate_priority(dest)
+    return written
+
+
+def generate_priority(dest: str) -> list:
+    written = []
+    rnd = os.path.join(dest, "priority", "random")
+    os.makedirs(rnd, exist_ok=True)
+    for old in glob.glob(os.path.join(rnd, "p[0-9][0-9][0-9].json")):
+        os.unlink(old)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_random.py"), "--n", str(RANDOM_N),
+                    "--seed", str(RANDOM_SEED), "--out", rnd, "--policy", "priority"], check=True)
+    pnames = [f"p{i:03d}" for i in range(RANDOM_N)]
+    written += [f"priority/random/{r}.json" for r in pnames]
+    named_in = [os.path.join(HERE, "priority", f"{n}.json") for n in PRIORITY]
+    rand_in = [os.path.join(rnd, f"{r}.json") for r in pnames]
+    outs = run_batch("vllm_oracle.py", named_in + rand_in, [])
+    for n, o in zip(PRIORITY, outs[:len(PRIORITY)]):
+        write(os.path.join(dest, "priority", f"{n}.out.json"), o)
+        written.append(f"priority/{n}.out.json")
+    for r, o in zip(pnames, outs[len(PRIORITY):]):
+        write(os.path.join(rnd, f"{r}.out.json"), o)
+        written.append(f"priority/random/{r}.out.json")
+    logs = run_batch("vllm_oracle.py", named_in, ["--steps"])
+    for n, o in zip(PRIORITY, logs):
+        write(os.path.join(dest, "priority", f"{n}.log.json"), o)
+        written.append(f"priority/{n}.log.json")
     return written
 
 
@@ -139,7 +173,8 @@ def main(argv=None) -> int:
             if not os.path.exists(committed) or not filecmp.cmp(
                     committed, os.path.join(tmp, rel), shallow=False):
                 bad.append(rel)
-        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))}
+        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))
+                + glob.glob(os.path.join(HERE, "priority", "random", "p*.json"))}
         extra = sorted(have - set(written))
         if bad or extra:
             for rel in bad:
