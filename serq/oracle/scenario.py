@@ -14,7 +14,8 @@ from ..ir import model as M
 PROGRAM = os.path.join("examples", "oracle", "vllm_request.sq")
 # the program of each scheduling policy (SchedulerConfig.policy)
 PROGRAMS = {"fcfs": PROGRAM, "priority": os.path.join("examples", "oracle", "vllm_request_priority.sq")}
-KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "policy", "requests"}
+KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive", "prefix_caching", "policy",
+        "requests"}
 REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
 
 
@@ -39,7 +40,7 @@ def check(s: dict, where: str = "scenario") -> None:
     def bad(msg):
         raise SerqError(Diagnostic("E951", f"{where}: {msg}",
                                    help='a scenario is {"budget", "max_seqs", "block_size", "num_blocks", '
-                                        '"chunk", "prefix_caching", "policy", '
+                                        '"chunk", "adaptive", "prefix_caching", "policy", '
                                         '"requests": [{"prompt", "out", "arrive", "priority"}]}'))
     if not isinstance(s, dict):
         bad("a scenario is a JSON object")
@@ -53,8 +54,9 @@ def check(s: dict, where: str = "scenario") -> None:
     c = s.get("chunk", 0)
     if not isinstance(c, int) or isinstance(c, bool) or c < 0:
         bad("'chunk' must be a whole number ≥ 0 (0: no cap)")
-    if not isinstance(s.get("prefix_caching", False), bool):
-        bad("'prefix_caching' must be true or false")
+    for k in ("prefix_caching", "adaptive"):
+        if not isinstance(s.get(k, False), bool):
+            bad(f"{k!r} must be true or false")
     if s.get("policy", "fcfs") not in PROGRAMS:
         bad(f"'policy' must be one of {', '.join(repr(k) for k in PROGRAMS)}")
     reqs = s.get("requests")
@@ -74,6 +76,9 @@ def check(s: dict, where: str = "scenario") -> None:
 
 def program(s: dict) -> str:
     """The oracle program of the scenario's policy, relative to the repository."""
+    if s.get("adaptive", False):
+        raise SerqError(Diagnostic("E951", "the oracle's programs have no adaptive long-prefill threshold",
+                                   help="give a program whose engine has it: --program PROG.sq"))
     return PROGRAMS[s.get("policy", "fcfs")]
 
 
@@ -92,10 +97,14 @@ def horizon(s: dict) -> float:
     return float(max(r.get("arrive", 0) for r in reqs) + 4 * work + 64)
 
 
-def with_sessions(p: M.Program, s: dict) -> M.Program:
-    """The compiled program with the scenario's requests as explicit sessions."""
-    slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
-    prio = p.attrs.index("priority") if "priority" in p.attrs else None
+NAMES = {"prompt": "prompt", "out": "o", "arrive": "arrive", "priority": "priority"}
+
+
+def with_sessions(p: M.Program, s: dict, names: dict = NAMES) -> M.Program:
+    """The compiled program with the scenario's requests as explicit sessions
+    (``names``: the attribute each request field presets)."""
+    slot = {n: p.attrs.index(names[k]) for k, n in (("prompt", "prompt"), ("out", "o"), ("arrive", "arrive"))}
+    prio = p.attrs.index(names["priority"]) if names.get("priority") in p.attrs else None
 
     def attrs(r):
         a = ((slot["prompt"], float(r["prompt"])), (slot["o"], float(r["out"])),

@@ -214,6 +214,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
         max_num_batched_tokens=p["budget"],
         max_model_len=max_model_len,
         long_prefill_token_threshold=p["chunk"],
+        long_prefill_token_threshold_adaptive=p.get("adaptive", False),
         enable_chunked_prefill=True,
         async_scheduling=False,
         is_encoder_decoder=False,

@@ -16,6 +16,7 @@ What it (re)writes, all under tools/oracle/:
   priority/NAME.log.json      vllm_oracle.py --steps output
   priority/random/pNNN.json   gen_random.py --policy priority (the random suite's
                               scenarios with request priorities), and .out.json
+  target/NAME.out.json        vllm_oracle.py output      (engines `serq target` exported)
 Each file is exactly what the single-file command prints (e.g.
 `vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
 run in --batch mode so vLLM is imported once per oracle.
@@ -126,6 +127,14 @@ def generate(dest: str) -> list:
 
     # 5. the PRIORITY policy: named scenarios (with logs) and the random suite
     written += generate_priority(dest)
+
+    # 6. scenarios whose engine is a program's `serq target` export
+    os.makedirs(os.path.join(dest, "target"), exist_ok=True)
+    names = sorted(json.load(open(os.path.join(HERE, "target", "programs.json"), encoding="utf-8")))
+    outs = run_batch("vllm_oracle.py", [os.path.join(HERE, "target", f"{n}.json") for n in names], [])
+    for n, o in zip(names, outs):
+        write(os.path.join(dest, "target", f"{n}.out.json"), o)
+        written.append(f"target/{n}.out.json")
     return written
 
 

@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle_core as core  # noqa: E402  (sets env, guards stdout)
 from oracle_core import ScenarioError  # noqa: E402
 
-SCENARIO_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk",
+SCENARIO_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive",
                  "prefix_caching", "policy", "requests"}
 REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
 POLICIES = ("fcfs", "priority")  # SchedulerConfig.policy (config/scheduler.py:159)
@@ -54,6 +54,7 @@ def parse_scenario(obj) -> dict:
     core._check_keys(obj, SCENARIO_KEYS, where)
     p = core.engine_params(obj, where, prefix_caching_default=False)
     p["policy"] = obj.get("policy", "fcfs")
+    p["adaptive"] = core._bool_field(obj, "adaptive", where, False)
     if p["policy"] not in POLICIES:
         raise ScenarioError(f"{where}: field 'policy' must be one of {list(POLICIES)}, "
                             f"got {p['policy']!r}")
