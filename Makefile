@@ -30,6 +30,7 @@ check: install
 	$(BIN)/python tools/draw_check.py
 	$(BIN)/python -m leangen oracle --check
 	$(BIN)/python -m leangen claims --check
+	$(BIN)/python tools/check_citations.py $(if $(CI),--fetch,)
 
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install

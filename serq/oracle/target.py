@@ -13,8 +13,9 @@ PRIORITY's (`preempt by (-p, -t, admission) requeue tail` beside `queue by
 (p, t, serial)`).  Its numbers are the knobs: `tokens cap` is
 max_num_batched_tokens, the queue's cap max_num_seqs, the pool's block and cap
 block_size and num_gpu_blocks_override (one more than the usable blocks:
-vLLM's BlockPool keeps one as its null block, v1/core/block_pool.py:189-192;
-the override is applied at v1/core/kv_cache_planning.py:243-247), and a cache
+vLLM's BlockPool keeps one as its null_block, v1/core/block_pool.py:189-192;
+cache_config.num_gpu_blocks_override is applied at
+v1/core/kv_cache_planning.py:243-247), and a cache
 clause on the request's hold is enable_prefix_caching.  `execute` is the
 device's time, not an engine argument.
 """
@@ -111,7 +112,7 @@ def _whole(x: Optional[float]) -> bool:
 
 def _chunk(e: M.Expr, budget: float, admitted: list[int]) -> Optional[tuple]:
     """(threshold, adaptive) for vLLM's forms of the long-prefill cap
-    (scheduler.py:754-770), None for any other."""
+    (long_prefill_token_threshold, scheduler.py:754-770), None for any other."""
     v = _num(e)
     if v == 0:
         return (0, False)
@@ -166,7 +167,7 @@ def vllm(p: M.Program) -> Target:
         refuse(st.loc, f"{name} {how}; vLLM does not",
                help="vLLM's schedule() is `advance running; admit waiting while (running.preempted == 0);`: "
                     "the running requests in admission order, then the waiting ones with the budget left "
-                    "(v1/core/sched/scheduler.py:793-1128)")
+                    "(self.running, then self.waiting, v1/core/sched/scheduler.py:793-1128)")
     if k.granule is not None:
         refuse(st.loc, f"{name} has a granule; vLLM chunks a prefill to any number of tokens")
     budget = _num(k.budget)
@@ -187,7 +188,8 @@ def vllm(p: M.Program) -> Target:
             refuse(st.loc, f"the `each at most` of {name} is not vLLM's long-prefill threshold",
                    help="vLLM's forms: none, `n > 1 ? c : inf`, or the adaptive `n > 1 ? max(c, floor(B / n)) "
                         ": inf` with n = running.count + waiting.count and B the tokens cap "
-                        "(scheduler.py:754-770, config/scheduler.py:86-90)")
+                        "(long_prefill_token_threshold_adaptive, scheduler.py:754-770, "
+                        "config/scheduler.py:86-90)")
         chunk = (0, False)
     if len(admitted) != 1:
         refuse(st.loc, f"{name} admits {len(admitted)} queues; vLLM admits its one waiting queue",
@@ -231,7 +233,8 @@ def vllm(p: M.Program) -> Target:
         refuse(kv.loc, f"the victim of `{kv.name}` and the order of `{reqs.name}` are not a vLLM policy's",
                help="FCFS: `preempt lifo;` (running[-1]) beside `queue fifo;`; PRIORITY: `preempt by (-priority, "
                     "-t0, admission) requeue tail;` beside `queue by (priority, t0, serial);` "
-                    "(scheduler.py:932-938, request_queue.py:131-164, request.py:357-367)")
+                    "(SchedulingPolicy.PRIORITY, scheduler.py:932-938; PriorityRequestQueue, "
+                    "request_queue.py:131-164; Request.__lt__, request.py:357-367)")
     # the request: what it caches, and the whole sequence reserved
     mine = [h for h in _holds(p) if h.pools and h.pools[0].pool.base == ri]
     if not mine:
@@ -242,7 +245,8 @@ def vllm(p: M.Program) -> Target:
         if not kvp or kvp[0].reserve is None:
             refuse(reqs.loc, f"a request of {name} is admitted without reserving its whole sequence on `{kv.name}`",
                    help="vLLM admits a request when every token it has fits (scheduler_reserve_full_isl, "
-                        "config/scheduler.py:190; kv_cache_manager.py:515-531): `reserve (known)`")
+                        "config/scheduler.py:190; full_sequence_must_fit, kv_cache_manager.py:531-548): "
+                        "`reserve (known)`")
         caches = h.cache is not None and not _zero(h.cache)
         if caches and h.reuse is not None and _zero(h.reuse):
             refuse(reqs.loc, f"a request of {name} caches its blocks and never reuses them; vLLM's prefix cache does")

@@ -426,7 +426,8 @@ class StepStage(Stage):
                     # under `preempt lifo` the serving ends (vLLM's FCFS
                     # `break`: its victims were running[-1], none is left);
                     # under another victim order the grower leaves and the
-                    # serving goes on (vLLM's PRIORITY `continue`,
+                    # serving goes on (vLLM's PRIORITY `continue` once the
+                    # request is RequestStatus.PREEMPTED,
                     # v1/core/sched/scheduler.py:970-994)
                     if is_lifo(pa.pool.preempt_keys):
                         plan.ended = True

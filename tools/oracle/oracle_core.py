@@ -274,7 +274,7 @@ def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_
     """A request as vLLM's input processor hands it over.  ``priority`` is
     vLLM's (lower is served first under the PRIORITY policy; ignored under
     FCFS): the heap and the victim read (priority, arrival_time, request_id),
-    v1/request.py:357-367, v1/core/sched/scheduler.py:931-945."""
+    v1/request.py:357-367, v1/core/sched/scheduler.py:931-938."""
     v = _import_vllm()
     params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0)
     return v.Request(
@@ -312,7 +312,8 @@ class Driver:
     def _watch_preemptions(self) -> None:
         """Observe (not alter) preemptions: remember which request the
         running loop is allocating for, so a victim that is that request
-        itself is known as a self-preemption (scheduler.py:938-980)."""
+        itself is known as a self-preemption (running[-1] and `preempted_req ==
+        request`, scheduler.py:938-980)."""
         sched = self.sched
         kvm = sched.kv_cache_manager
         orig_alloc = kvm.allocate_slots
@@ -372,8 +373,9 @@ class Driver:
         # After schedule(), vLLM has already advanced num_computed_tokens by
         # the scheduled chunk (_update_after_schedule).  The GPU runner samples
         # for a request only when that reaches all its known tokens
-        # (v1/worker/gpu_model_runner.py:2062-2064: discard when
-        # seq_len < num_tokens), i.e. never for a partial chunk -- including a
+        # (v1/worker/gpu_model_runner.py:2057-2064: discard_request_mask where
+        # the sequence is shorter than num_tokens), i.e. never for a partial
+        # chunk -- including a
         # resumed request still recomputing its earlier outputs.
         req_ids = list(scheduled)
         sampled_ids = []
