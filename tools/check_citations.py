@@ -40,7 +40,8 @@ VERSION = "0.33.0"
 
 # files written from another engine's source: their `file.py:lines` are not
 # vLLM's; and this checker's own test, whose citations are made up
-OTHER_SOURCES = ("examples/engines/", "examples/single-turn/fastertransformer.sq", "tests/test_citations.py")
+OTHER_SOURCES = ("examples/engines/", "examples/single-turn/fastertransformer.sq", "tools/oracle/sglang/",
+                 "tests/test_citations.py")
 SCOPE = ("examples/**/*.sq", "docs/**/*.md", "serq/**/*.py", "serq/**/*.md", "tools/**/*.py",
          "tools/**/*.md", "tests/**/*.py", "README.md", "leangen/**/*.py")
 PREFER = ("v1/core/sched/", "v1/core/", "v1/", "")
