@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean
+.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean metrics
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -32,6 +32,8 @@ check: install
 	$(BIN)/python -m leangen oracle --check
 	$(BIN)/python -m leangen claims --check
 	$(BIN)/python tools/figures/mooncake_kv.py --check
+	$(BIN)/python tools/check_citations.py $(if $(CI),--fetch,)
+	$(BIN)/python tools/metrics.py --check
 
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
@@ -39,6 +41,11 @@ golden: install
 	$(BIN)/python tools/draw_check.py --write
 	$(BIN)/python tools/gen_textmate.py
 	$(BIN)/python -m leangen claims
+
+# The language's size (tools/metrics.json): IR variants, keywords, functions,
+# context variables, lines three programs repeat; `make check` fails when stale.
+metrics: install
+	$(BIN)/python tools/metrics.py
 
 bench: install
 	$(BIN)/python bench/bench.py

@@ -260,32 +260,84 @@ def _oracle_json(out: dict) -> str:
     return "{" + ",\n".join(json.dumps(k) + ": " + json.dumps(out[k]) for k in keys) + "}"
 
 
+_program_opt = click.option("--program", "program", type=click.Path(dir_okay=False),
+                            help="check this program's engine (one `serq target` accepts) instead of "
+                                 "the oracle's own program")
+
+
+class Checked:
+    """A scenario compiled for the oracle: the program, how to read its
+    outcome and how to run it."""
+
+    def __init__(self, s: dict, p, kv: str = "kv", client: bool = False):
+        self.s, self.p, self.kv, self.client = s, p, kv, client
+
+    def run(self, step_log: bool = False):
+        from .oracle import outcome as O
+        from .sim import simulate
+        rep = simulate(self.p, step_log=step_log, client_log=self.client)
+        out = (O.client_outcome(rep, self.p, self.kv) if self.client
+               else O.scenario_outcome(rep, self.p))
+        return out, rep
+
+
+def checked(scenario: str, program: Optional[str] = None, sets: tuple = ()) -> Checked:
+    """SCENARIO.json for the oracle program of its policy, or with --program
+    for PROG.sq's engine: its numbers the scenario's, its requests as
+    explicit sessions (serq.link.requests)."""
+    from .oracle import scenario as S
+    s = S.load(scenario)
+    if program is None:
+        if sets:
+            raise click.UsageError("--set is for --program: the oracle's own program takes the scenario's engine")
+        return Checked(s, program_for_scenario(s))
+    return Checked(s, *program_with_requests(program, s, sets), client=True)
+
+
+def program_with_requests(program: str, s: dict, sets: tuple = ()):
+    """(IR, KV pool name) of PROG.sq's engine under the scenario."""
+    from .ir import validate
+    from .link import compile_file
+    from .link.requests import compile_requests
+    from .oracle import scenario as S, target as T
+    p0 = compile_file(program, sets=_sets(sets))
+    t = T.vllm(p0)
+    names = dict(prompt="oracle_prompt", out="oracle_out", arrive="oracle_arrive",
+                 priority=p0.attrs[t.priority_attr] if t.priority_attr is not None else None)
+    p = compile_requests(program, _sets(sets), horizon=S.horizon(s), priority=names["priority"],
+                         t0=p0.attrs[t.t0_attr] if t.t0_attr is not None else None)
+    t = T.vllm(p)
+    p = S.with_sessions(T.instantiate(p, t, s), s, names)
+    validate(p)
+    return p, p.pools[t.kv].name
+
+
 @oracle.command(name="run")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-def oracle_run(scenario):
+@_program_opt
+@_set
+def oracle_run(scenario, program, sets):
     """Run the oracle program on SCENARIO.json; print what the harness prints."""
-    from .oracle import outcome as O
-    from .sim import simulate
-    _, p = scenario_program(scenario)
-    click.echo(_oracle_json(O.scenario_outcome(simulate(p), p)))
+    out, _ = checked(scenario, program, sets).run()
+    click.echo(_oracle_json(out))
 
 
 @oracle.command(name="diff")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-def oracle_diff(scenario):
+@_program_opt
+@_set
+def oracle_diff(scenario, program, sets):
     """Run SCENARIO.json through serQ and vLLM's real scheduler; print the first
     step where they disagree (what each scheduled, admitted, preempted) or `agree`."""
     import time
     from .oracle import divergence as D, outcome as O
     from .oracle.vllm import run_once
-    from .sim import simulate
     t0 = time.perf_counter()
-    s, p = scenario_program(scenario)
-    rep = simulate(p, step_log=True)
-    ours = O.scenario_outcome(rep, p)
+    c = checked(scenario, program, sets)
+    ours, rep = c.run(step_log=True)
     t_ours = time.perf_counter() - t0
     theirs, t_vllm = run_once(scenario, steps=True)
-    text = D.report(D.ours_by_step(rep.step_log, s["block_size"]), D.theirs_by_step(theirs["log"]))
+    text = D.report(D.ours_by_step(rep.step_log, c.s["block_size"]), D.theirs_by_step(theirs["log"]))
     fields = O.diff(ours, theirs)
     if text == "agree" and fields:
         text = "the steps agree but the outcomes differ"
@@ -444,6 +496,23 @@ def oracle_replay_ir(trace):
     from .ir import dumps
     _, p = trace_program(trace)
     click.echo(dumps(p), nl=False)
+
+
+@main.command()
+@_file
+@click.option("--engine", type=click.Choice(["vllm"]), required=True,
+              help="the engine whose arguments to print")
+@click.option("--json", "as_json", is_flag=True, help="print the arguments as JSON")
+@_set
+def target(file, engine, as_json, sets):
+    """The engine arguments (vLLM 0.33.0) that PROGRAM's engine corresponds to,
+    or why it corresponds to none."""
+    from .oracle import target as T
+    t = T.vllm(load_program(file, sets, need_horizon=False))
+    if as_json:
+        click.echo(json.dumps({k: t.args[k] for k in T.ORDER}, indent=1))
+    else:
+        click.echo(T.flags(t.args))
 
 
 @oracle.command(name="mooncake")

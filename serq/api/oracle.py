@@ -47,7 +47,7 @@ def harness_program(harness, s: dict):
     inputs and horizon it gives, its requests as explicit sessions."""
     from ..ir import validate
     from ..link import compile_file
-    p = compile_file(_relroot(os.path.join(_root(), harness.PROGRAM)), sets=harness.inputs(s),
+    p = compile_file(_relroot(os.path.join(_root(), harness.program(s))), sets=harness.inputs(s),
                      horizon=harness.horizon(s))
     p = harness.with_sessions(p, s)
     validate(p)
@@ -96,7 +96,7 @@ def program(scenario: Scenario):
     from .program import Program
     data, _, is_trace = _read(scenario)
     ir = (program_for_trace if is_trace else program_for_scenario)(data)
-    source = R.PROGRAM if is_trace else S.PROGRAM
+    source = R.program(data) if is_trace else S.program(data)
     return Program(ir, path=source, text=None, sets={}, from_ir=True)
 
 

@@ -22,6 +22,11 @@ from .outcome import diff_rows
 from .scenario import read_json
 
 PROGRAM = os.path.join("examples", "replay", "mooncake.sq")
+
+
+def program(s: dict) -> str:
+    """The program a slice runs: always PROGRAM."""
+    return PROGRAM
 KEYS = {"engine", "trace", "rows", "step_ms", "first", "count", "hash_block"}
 ENGINE = ("budget", "max_seqs", "block_size", "num_blocks", "chunk")
 HELP = ('a spec is {"engine": {"budget", "max_seqs", "block_size", "num_blocks", "chunk"}, '

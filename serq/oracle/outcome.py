@@ -26,13 +26,32 @@ def _by_session(report, name: str) -> dict:
     return out
 
 
-def scenario_outcome(report, program: M.Program) -> dict:
+def scenario_outcome(report, program: M.Program, kv: str = "kv") -> dict:
     n = len(program.arrival.sessions) if type(program.arrival) is M.ASessions else 0
     first = _by_session(report, "first")
     done = _by_session(report, "done")
     out_first = {str(i): _int(first[i][0][1]) for i in range(n) if i in first}
     out_done = {str(i): _int(done[i][0][1]) for i in range(n) if i in done}
-    kv = next((p for p in report.data()["pools"] if p["name"] == "kv"), None)
+    return _outcome(report, out_first, out_done, kv)
+
+
+def client_outcome(report, program: M.Program, kv: str) -> dict:
+    """The same from what the client saw (a run with ``client_log``): request
+    i's first token and its answer, for a program that observes neither."""
+    n = len(program.arrival.sessions) if type(program.arrival) is M.ASessions else 0
+    out_first, out_done = {}, {}
+    for sid, first, answered in report.client_log:
+        if sid < n and str(sid) not in out_done:
+            if first is not None:
+                out_first[str(sid)] = _int(first)
+            out_done[str(sid)] = _int(answered)
+    order = [str(i) for i in range(n)]
+    return _outcome(report, {i: out_first[i] for i in order if i in out_first},
+                    {i: out_done[i] for i in order if i in out_done}, kv)
+
+
+def _outcome(report, out_first: dict, out_done: dict, kv: str) -> dict:
+    kv = next((p for p in report.data()["pools"] if p["name"] == kv), None)
     pre = kv["preemptions"] if kv else 0
     steps = (max(out_done.values()) + 1) if out_done else 0
     return {"first": out_first, "done": out_done, "preemptions": pre, "steps": steps}

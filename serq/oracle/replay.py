@@ -18,6 +18,11 @@ from ..ir.trace import TraceTurn, turn_attrs
 from .scenario import read_json
 
 PROGRAM = "examples/replay/vllm_replay.sq"
+
+
+def program(t: dict) -> str:
+    """The program a trace runs: always PROGRAM."""
+    return PROGRAM
 KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions"}
 
 

@@ -363,6 +363,7 @@ def _answer(g, c):
     g.emit("sess.in_turn = False", 2)
     if not sim.step_stages:    # no output tokens: first and last_pre stay None
         g.emit(f"{resp}.append(now - sess.t_turn)", g.after_warmup(2))
+        _client_log(g, sim)
         return
     g.emit("if sess.first is None and sess.last_pre is not None:", 2)
     g.emit("sess.first = sess.last_pre", 3)
@@ -371,6 +372,14 @@ def _answer(g, c):
     g.emit(f"{resp}.append(now - sess.t_turn)", d)
     g.emit("if sess.first is not None and sess.outs > 0:", d)
     g.emit(f"{tpot}.append((now - sess.first) / sess.outs)", d + 1)
+    _client_log(g, sim)
+
+
+def _client_log(g, sim):
+    """``Sim.answer``'s opt-in record of the turn (written only when asked for)."""
+    if sim.client_log is not None:
+        g.emit(f"{g.bind(sim.client_log, '_cl')}.append((sess.sid, {g.bind(sim.first_pre, '_fp')}"
+               ".pop(sess.sid, sess.first), now))", 2)
 
 
 def _run(g, c):

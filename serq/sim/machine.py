@@ -224,10 +224,13 @@ class Sim:
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
-                 step_log: bool = False):
+                 step_log: bool = False, client_log: bool = False):
         self.program = program
         # opt-in: one record per engine iteration (serq oracle diff)
         self.step_log = [] if step_log else None
+        # opt-in: (session, first token, answer) of every answered turn (serq oracle --program)
+        self.client_log = [] if client_log else None
+        self.first_pre = {}     # with client_log: session -> the end of its turn's first prefill
         self.preempt_log = []
         self.seed = program.seed
         self.horizon = program.horizon
@@ -1026,6 +1029,8 @@ class Sim:
         if sess.first is not None:
             sess.outs += 1.0   # a resumed prefill samples a token
         sess.last_pre = self.now
+        if self.client_log is not None:
+            self.first_pre.setdefault(sess.sid, self.now)
 
     def answer(self, t) -> None:
         sess = t.sess
@@ -1042,6 +1047,8 @@ class Sim:
             self.client["response"].append(now - sess.t_turn)
             if sess.first is not None and sess.outs > 0:
                 self.client["tpot"].append((now - sess.first) / sess.outs)
+        if self.client_log is not None:
+            self.client_log.append((sess.sid, self.first_pre.pop(sess.sid, sess.first), now))
 
     # -- holds -------------------------------------------------------------
     def do_hold(self, t, st, fr, pc, front: bool) -> bool:

@@ -15,28 +15,34 @@ whoever computed it.  The pool (``SharedPool``) keeps, as vLLM's
 * blocks with a reference count: a block several holds use is one block
   (``block_pool.py:792-810``, ``touch``), so ``used`` counts it once;
 * the index, name → the blocks of that name in the order they were named
-  (vLLM does not merge a block computed twice, ``block_pool.py:49-53``;
-  a lookup takes the first, ``:63-72``);
+  (vLLM's ``BlockHashToBlockMap`` does not merge a block computed twice,
+  ``block_pool.py:36-53``; a lookup takes the first, ``get_one_block``,
+  ``:63-72``);
 * the free queue of named blocks no hold uses (``cached``), in the order they
   were freed; a hold frees its blocks last block first, so an entry's tail is
-  evicted first (``single_type_kv_cache_manager.py:598-599``,
-  ``block_pool.py:816-847``); blocks without a name are free space, used
-  before any named block is evicted (they go to the queue's head,
+  evicted first (``free_blocks(reversed(...))``,
+  ``single_type_kv_cache_manager.py:598-599``, ``block_pool.py:816-847``);
+  blocks without a name are free space, used before any named block is
+  evicted (they go to the queue's head, ``prepend_n``,
   ``block_pool.py:837-845``), and eviction takes the queue's head
-  (``block_pool.py:706-740``, ``:769-790``).
+  (``get_new_blocks``, ``block_pool.py:706-740``; its name goes,
+  ``_maybe_evict_cached_block``, ``:769-790``).
 
 What a hold on such a pool does (machine.py and step.py call these):
 
 * its admission looks its session's chain up (``cachedin``: the leading
-  blocks found, stopping at the first miss, ``single_type_kv_cache_manager.py
-  :792-800``), fits when the pool has room for its reserve less the hit
-  blocks other holds already use (``:256-266``, ``kv_cache_manager.py:531-548``),
-  takes the hit (at most ``reuse`` and its units, whole blocks; the hit
-  blocks' references go up first, so the same admission cannot evict them,
-  ``kv_cache_manager.py:590-609``) and allocates the rest;
+  blocks found, stopping at the first miss, ``get_cached_block``,
+  ``single_type_kv_cache_manager.py:792-800``), fits when the pool has room
+  for its reserve less the hit blocks other holds already use
+  (``num_evictable_blocks`` in ``get_num_blocks_to_allocate``, ``:256-266``,
+  ``kv_cache_manager.py:531-548``), takes the hit (at most ``reuse`` and its
+  units, whole blocks; the hit blocks' references go up first, so the same
+  admission cannot evict them: ``allocate_new_computed_blocks`` before
+  ``allocate_new_blocks``, ``kv_cache_manager.py:590-609``) and allocates
+  the rest;
 * the blocks an engine schedules tokens for are named when the iteration
-  schedules them (``kv_cache_manager.py:616-625``), so a request admitted
-  later in the same iteration finds them;
+  schedules them (``cache_blocks``, ``kv_cache_manager.py:616-625``), so a
+  request admitted later in the same iteration finds them;
 * at release (its end, a preemption, a lease's end) its first
   ``min(cache, computed)`` tokens' blocks keep their names (named now if no
   iteration did) and join the free queue; a block past them that no other

@@ -209,10 +209,12 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
         max_model_len=max_model_len,
     )
     scheduler_config = v.SchedulerConfig(
+        policy=p.get("policy", "fcfs"),
         max_num_seqs=p["max_seqs"],
         max_num_batched_tokens=p["budget"],
         max_model_len=max_model_len,
         long_prefill_token_threshold=p["chunk"],
+        long_prefill_token_threshold_adaptive=p.get("adaptive", False),
         enable_chunked_prefill=True,
         async_scheduling=False,
         is_encoder_decoder=False,
@@ -252,7 +254,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
     assert sched.max_num_running_reqs == p["max_seqs"]
     assert sched.scheduler_config.long_prefill_token_threshold == p["chunk"]
     assert sched.scheduler_config.scheduler_reserve_full_isl is True
-    assert sched.policy.name == "FCFS", sched.policy
+    assert sched.policy.value == p.get("policy", "fcfs"), sched.policy
     free = sched.kv_cache_manager.block_pool.get_num_free_blocks()
     if free != p["num_blocks"]:
         raise RuntimeError(f"expected {p['num_blocks']} free KV blocks, vLLM has {free}")
@@ -267,7 +269,12 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
     return sched, block_hasher
 
 
-def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher):
+def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher,
+                 *, priority: int = 0):
+    """A request as vLLM's input processor hands it over.  ``priority`` is
+    vLLM's (lower is served first under the PRIORITY policy; ignored under
+    FCFS): the heap and the victim read (priority, arrival_time, request_id),
+    v1/request.py:357-367, v1/core/sched/scheduler.py:931-938."""
     v = _import_vllm()
     params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0)
     return v.Request(
@@ -277,6 +284,7 @@ def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_
         pooling_params=None,
         arrival_time=float(arrival),
         block_hasher=block_hasher,
+        priority=priority,
     )
 
 
@@ -304,7 +312,8 @@ class Driver:
     def _watch_preemptions(self) -> None:
         """Observe (not alter) preemptions: remember which request the
         running loop is allocating for, so a victim that is that request
-        itself is known as a self-preemption (scheduler.py:938-980)."""
+        itself is known as a self-preemption (running[-1] and `preempted_req ==
+        request`, scheduler.py:938-980)."""
         sched = self.sched
         kvm = sched.kv_cache_manager
         orig_alloc = kvm.allocate_slots
@@ -364,8 +373,9 @@ class Driver:
         # After schedule(), vLLM has already advanced num_computed_tokens by
         # the scheduled chunk (_update_after_schedule).  The GPU runner samples
         # for a request only when that reaches all its known tokens
-        # (v1/worker/gpu_model_runner.py:2062-2064: discard when
-        # seq_len < num_tokens), i.e. never for a partial chunk -- including a
+        # (v1/worker/gpu_model_runner.py:2057-2064: discard_request_mask where
+        # the sequence is shorter than num_tokens), i.e. never for a partial
+        # chunk -- including a
         # resumed request still recomputing its earlier outputs.
         req_ids = list(scheduled)
         sampled_ids = []
@@ -417,7 +427,8 @@ class Driver:
         call, and step until no request is left and none is to come.  With
         ``idle_skip``, a stretch of calls while the scheduler has no request
         at all is counted, not made (an empty schedule() only bumps a counter,
-        scheduler.py:700, :816; vLLM's EngineCore does not call it then).
+        ``current_step``, scheduler.py:700, read at :816; vLLM's EngineCore
+        does not call it then).
         ``log`` receives ``step_record`` of every call made."""
         pos = 0
         n = len(arrivals)

@@ -14,6 +14,11 @@ What it (re)writes, all under tools/oracle/:
   traces/NAME.out.json        vllm_replay_oracle.py output
   shared/NAME.out.json        vllm_replay_oracle.py output (shared system prompts)
   mooncake/NAME.out.json      vllm_mooncake_oracle.py output (Mooncake trace slices)
+  priority/NAME.out.json      vllm_oracle.py output      (PRIORITY policy, named)
+  priority/NAME.log.json      vllm_oracle.py --steps output
+  priority/random/pNNN.json   gen_random.py --policy priority (the random suite's
+                              scenarios with request priorities), and .out.json
+  target/NAME.out.json        vllm_oracle.py output      (engines `serq target` exported)
 Each file is exactly what the single-file command prints (e.g.
 `vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
 run in --batch mode so vLLM is imported once per oracle.
@@ -44,6 +49,7 @@ TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
 # multi-turn traces whose sessions share a system prompt (outside the Lean
 # fragment: no IR files, so leangen does not read them)
 SHARED = ["shared_prompt", "shared_tenants", "shared_evict"]
+PRIORITY = ["prio_order", "prio_victim", "prio_selfpre", "prio_tie", "prio_mixed"]
 
 
 def venv_python() -> str:
@@ -143,6 +149,43 @@ def generate(dest: str) -> list:
         name = os.path.basename(p)[:-5]
         write(os.path.join(dest, "mooncake", f"{name}.out.json"), o)
         written.append(f"mooncake/{name}.out.json")
+
+    # 6. the PRIORITY policy: named scenarios (with logs) and the random suite
+    written += generate_priority(dest)
+
+    # 7. scenarios whose engine is a program's `serq target` export
+    os.makedirs(os.path.join(dest, "target"), exist_ok=True)
+    names = sorted(json.load(open(os.path.join(HERE, "target", "programs.json"), encoding="utf-8")))
+    outs = run_batch("vllm_oracle.py", [os.path.join(HERE, "target", f"{n}.json") for n in names], [])
+    for n, o in zip(names, outs):
+        write(os.path.join(dest, "target", f"{n}.out.json"), o)
+        written.append(f"target/{n}.out.json")
+    return written
+
+
+def generate_priority(dest: str) -> list:
+    written = []
+    rnd = os.path.join(dest, "priority", "random")
+    os.makedirs(rnd, exist_ok=True)
+    for old in glob.glob(os.path.join(rnd, "p[0-9][0-9][0-9].json")):
+        os.unlink(old)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_random.py"), "--n", str(RANDOM_N),
+                    "--seed", str(RANDOM_SEED), "--out", rnd, "--policy", "priority"], check=True)
+    pnames = [f"p{i:03d}" for i in range(RANDOM_N)]
+    written += [f"priority/random/{r}.json" for r in pnames]
+    named_in = [os.path.join(HERE, "priority", f"{n}.json") for n in PRIORITY]
+    rand_in = [os.path.join(rnd, f"{r}.json") for r in pnames]
+    outs = run_batch("vllm_oracle.py", named_in + rand_in, [])
+    for n, o in zip(PRIORITY, outs[:len(PRIORITY)]):
+        write(os.path.join(dest, "priority", f"{n}.out.json"), o)
+        written.append(f"priority/{n}.out.json")
+    for r, o in zip(pnames, outs[len(PRIORITY):]):
+        write(os.path.join(rnd, f"{r}.out.json"), o)
+        written.append(f"priority/random/{r}.out.json")
+    logs = run_batch("vllm_oracle.py", named_in, ["--steps"])
+    for n, o in zip(PRIORITY, logs):
+        write(os.path.join(dest, "priority", f"{n}.log.json"), o)
+        written.append(f"priority/{n}.log.json")
     return written
 
 
@@ -164,7 +207,8 @@ def main(argv=None) -> int:
             if not os.path.exists(committed) or not filecmp.cmp(
                     committed, os.path.join(tmp, rel), shallow=False):
                 bad.append(rel)
-        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))}
+        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))
+                + glob.glob(os.path.join(HERE, "priority", "random", "p*.json"))}
         extra = sorted(have - set(written))
         if bad or extra:
             for rel in bad:
