@@ -189,8 +189,11 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.option("--dump", type=click.Path(file_okay=False), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
+@click.option("--no-strokes", is_flag=True,
+              help="run every engine iteration step by step (the same report; slower)")
 @_inputs
-def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, inputs):
+def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, no_strokes,
+        inputs):
     """Simulate the program and print its report.  The run's length comes from
     --horizon, an instance file (--instance), or the program's default
     instance (instances/NAME.sq beside it); inputs from --set or after --."""
@@ -200,7 +203,7 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
         from . import sim
     except ImportError:  # pragma: no cover
         raise click.ClickException("the simulator is not installed")
-    report = sim.simulate(program, progress=True)
+    report = sim.simulate(program, progress=True, strokes=not no_strokes)
     if dump:
         report.dump(dump)
     if claims_only:

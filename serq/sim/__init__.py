@@ -25,7 +25,7 @@ __all__ = ["simulate", "Report", "RunError"]
 
 
 def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
-             step_log: bool = False, client_log: bool = False) -> Report:
+             step_log: bool = False, client_log: bool = False, strokes: bool = True) -> Report:
     """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
     execution settings) and return its report.
 
@@ -42,10 +42,13 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     decode when no prefill ended before it, None for a turn that made none.
     (The report's ``ttft`` reads the prefill that ended last before the first
     decode, §What the client sees: the two differ when a request is preempted
-    between its prefill and its first decode.)"""
+    between its prefill and its first decode.)
+    ``strokes``: advance an engine's identical decode iterations in one go
+    (serq.sim.stroke); False runs every iteration step by step, to the same
+    bytes."""
     from .machine import Sim
     sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log,
-              client_log=client_log)
+              client_log=client_log, strokes=strokes)
     sim.run()
     report = Report(sim)
     report.step_log = sim.step_log

@@ -224,8 +224,11 @@ class Sim:
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
-                 step_log: bool = False, client_log: bool = False):
+                 step_log: bool = False, client_log: bool = False, strokes: bool = True):
         self.program = program
+        # an engine's identical decode iterations in one go (serq.sim.stroke),
+        # where nothing reads iterations one by one
+        self.strokes = strokes and not step_log and check_hook is None and not program.gauges
         # opt-in: one record per engine iteration (serq oracle diff)
         self.step_log = [] if step_log else None
         # opt-in: (session, first token, answer) of every answered turn (serq oracle --program)

@@ -37,6 +37,7 @@ import math
 from ..ir import model as M
 from .compile import CTX, check_guard
 from .errors import Fault, fmt_num
+from . import stroke
 from .stages import MODE_DECODE, MODE_PREFILL, Stage
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
@@ -117,6 +118,8 @@ class StepStage(Stage):
         self.need_kv = bool(needs & {"Kvb", "Kvp"}) or self.items is not None
         self.need_attn = "Attn" in needs
         self.claims_every = []
+        self.strokes = sim.strokes and stroke.eligible(self, decl)
+        self.stroke_iters = 0   # iterations advanced in strokes (for the tests and the benchmark)
 
     def _items(self, body, comp):
         out = []
@@ -256,6 +259,8 @@ class StepStage(Stage):
     def attempt(self) -> bool:
         sim = self.sim
         ctx = sim.ctx
+        if self.strokes:
+            stroke.advance(self)   # the identical iterations before this one, in one go
         self.it += 1
         try:
             self.set_res_ctx()

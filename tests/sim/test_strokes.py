@@ -1,0 +1,140 @@
+"""Strokes (serq.sim.stroke) change how fast, never what: every report, sample
+and dump with strokes is the step-by-step path's, byte for byte."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from serq.link import compile_file, compile_source
+from serq.sim import simulate
+from serq.sim.machine import Sim
+from tools.examples import programs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def both(p):
+    a = simulate(p, strokes=False)
+    b = simulate(p, strokes=True)
+    return a, b
+
+
+def same(a, b):
+    assert a.json() == b.json()
+    assert a.text() == b.text()
+    for name in a.program.observes:
+        assert a.samples(name) == b.samples(name), name
+
+
+def stroked(p) -> int:
+    sim = Sim(p)
+    sim.run()
+    return sum(s.stroke_iters for s in sim.step_stages)
+
+
+@pytest.mark.parametrize("example", [e for e in programs() if "papers" not in e])
+@pytest.mark.parametrize("seed", [1, 7])
+def test_every_example_runs_the_same_with_and_without_strokes(example, seed):
+    p = compile_file(os.path.join(ROOT, example), horizon=60.0, warmup=6.0, seed=seed)
+    same(*both(p))
+
+
+def test_the_benchmark_program_takes_strokes_and_agrees():
+    p = compile_file(os.path.join(ROOT, "bench", "vllm_overview.sq"), horizon=300.0, warmup=30.0)
+    same(*both(p))
+    assert stroked(p) > 0.9 * sum(s["iterations"] for s in simulate(p).data()["stages"])
+
+
+VLLM = """use "std/args";
+use "{lib}";
+fn main() {{
+  device gpu {{ kv cap {blocks} * {bs}; }}
+  engine vllm on gpu {{
+    reqs cap {seqs};
+    tokens cap {budget};
+    schedule {{
+      advance running;
+      admit waiting while (running.preempted == 0)
+        taking reqs (1), kv (min(known, reused + budget_left(vllm))) reserve (known) reuse (reused);
+    }}
+    execute ({c0} + max(0.0002 + {beta} * batch.kv_decode, 0.00002 * batch.tokens));
+    request (prompt, output) {{
+      set kept = prompt;
+      at admission {{
+        known = max(kept, computed + 1);
+        reused = min(cachedin(kv), reusable(known, blocksize(kv)));
+      }}
+      set kept = known;
+      set c = cached;
+      prefill (known - c) growing kv;
+      decode (output - 1 - (known - prompt)) growing kv;
+      cache (prompt + output - 1);
+    }}
+  }}
+  pool kv on gpu {{ block {bs}; evict lru; preempt lifo; }}
+  pool reqs on vllm {{ queue fifo; }}
+  workload {{
+    arrive poisson({lam});
+    hidden o;
+    init {{ set K = 0; }}
+    turn {{ set n = ceil(~exp({n})); set o = ceil(~exp({o})); set more = ~bernoulli(0.7); }}
+    session {{ turn; while (more) {{ set K = K + n + o; tool (~exp(0.5)); turn; }} }}
+  }}
+  server {{ vllm (K + n, o); }}
+}}
+"""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks=st.sampled_from([40, 80, 200, 2000]), bs=st.sampled_from([1, 4, 16]),
+       seqs=st.sampled_from([1, 2, 8]), budget=st.sampled_from([8, 64, 512]),
+       lam=st.sampled_from([0.5, 2.0, 8.0]), n=st.sampled_from([8, 60]), o=st.sampled_from([4, 40]),
+       c0=st.sampled_from([0, 0.001]), beta=st.sampled_from([0, 0.000001]), seed=st.integers(0, 50))
+def test_random_engines_agree_step_by_step(blocks, bs, seqs, budget, lam, n, o, c0, beta, seed):
+    """Engines tight and roomy, with growth, eviction and preemption at the edges of strokes."""
+    if budget < seqs:
+        return
+    src = VLLM.format(lib=os.path.join(ROOT, "examples", "lib", "vllm.sq"), blocks=blocks, bs=bs, seqs=seqs,
+                      budget=budget, lam=lam, n=n, o=o, c0=c0, beta=beta)
+    p = compile_source(src, "r.sq", horizon=20.0, warmup=2.0, seed=seed)
+    same(*both(p))
+
+
+NO_MEMORY = """fn main() {{
+  device gpu {{ }}
+  engine e on gpu {{
+    reqs cap {seqs};
+    tokens cap {budget};
+    schedule {{ advance running; admit waiting while (running.preempted == 0); }}
+    execute (1 + 0.01 * batch.tokens);
+  }}
+  pool reqs on e {{ queue fifo; }}
+  pool kv {{ cap {cap}; block {bs}; preempt {preempt}; }}
+  workload {{
+    arrive poisson({lam});
+    turn {{ set p = ceil(~exp(10)); set o = ceil(~exp({o})); }}
+  }}
+  server {{
+    hold reqs (cost(reqs, 1)), kv (cost(kv, p)) {{
+      run e prefill (cost(e, p)) growing kv;
+      observe first = now;
+      run e decode (cost(e, o)) growing kv;
+    }}
+  }}
+}}
+"""
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seqs=st.sampled_from([1, 3, 8]), budget=st.sampled_from([8, 64]), cap=st.sampled_from([30, 120, 1000]),
+       bs=st.sampled_from([1, 8]), preempt=st.sampled_from(["none", "lifo"]), lam=st.sampled_from([0.05, 0.3]),
+       o=st.sampled_from([5, 40]), seed=st.integers(0, 50))
+def test_an_engine_whose_runs_grow_a_pool_that_is_not_its_memory(seqs, budget, cap, bs, preempt, lam, o, seed):
+    """The growth of a pool that is no engine's memory is the stroke's too (found
+    by the regression corpus: such a pool's time averages)."""
+    src = NO_MEMORY.format(seqs=seqs, budget=budget, cap=cap, bs=bs, preempt=preempt, lam=lam, o=o)
+    p = compile_source(src, "m.sq", horizon=300.0, warmup=30.0, seed=seed)
+    same(*both(p))
