@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..diag import Diagnostic, SerqError
+import math
+
+from ..diag import Diagnostic, SerqError, read_text
 from ..ir.model import Program
 from ..syntax.parser import parse
 from .linker import Linker
@@ -16,7 +18,8 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
     """Parse and link a program.  ``sets`` maps input names to expression
     text (``--set name=expr``); the execution settings go into the IR.
     ``horizon`` None links for inspection (``serq check``) with a
-    placeholder horizon of 1."""
+    placeholder horizon of 1.  A value of ``sets`` may also be a number."""
+    sets = _set_texts(sets)
     prog = parse(text, path)
     settings = {"horizon": 1.0 if horizon is None else horizon, "warmup": warmup, "seed": seed,
                 "arrivals": arrivals, "trace": trace}
@@ -24,12 +27,23 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
 
 
 def compile_file(path: str, **kw) -> Program:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise SerqError(Diagnostic("E001", f"cannot read {path}: {e.strerror}"))
-    return compile_source(text, path, **kw)
+    return compile_source(read_text(path), path, **kw)
+
+
+def _set_texts(sets: Optional[dict]) -> dict:
+    """``--set`` values as expression text (a number is written as one)."""
+    out = {}
+    for name, v in (sets or {}).items():
+        if isinstance(v, str):
+            out[name] = v
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[name] = "inf" if v == math.inf else "-inf" if v == -math.inf else "(0 / 0)" if v != v \
+                else repr(v)
+        else:
+            raise SerqError(Diagnostic("E253", f"--set {name}: a value is an expression's text or a number, "
+                                               f"not {type(v).__name__} {v!r}"[:200],
+                                       help=f'sets={{"{name}": "1.5"}}'))
+    return out
 
 
 __all__ = ["compile_source", "compile_file"]
