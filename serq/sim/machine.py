@@ -27,6 +27,7 @@ import heapq
 import math
 import sys
 import time as _time
+from array import array
 from collections import deque
 from typing import Optional
 
@@ -57,7 +58,8 @@ F_BLOCK, F_LOOP, F_WHILE, F_HOLD, F_ROOT, F_LEG = range(6)
 S_READY, S_RUNNING, S_STAGE, S_QUEUED, S_GROWING, S_JOIN, S_ENDED, S_NEW = range(8)
 
 MAX_STATEMENTS = 1_000_000
-MAX_READY = 1000
+MAX_READY = 1000      # also: arrivals at one instant whose gaps do not advance the clock
+MAX_ARRIVALS = 1e12   # more arrivals than a run can simulate (days at a million events a second)
 
 C_NOW = CTX["Now"]
 C_WAITED = CTX["Waited"]
@@ -78,6 +80,16 @@ class CS:
         self.op = op
         self.loc = loc
         self.ir = None
+
+
+class FieldLoc:
+    """Where a statement of an IR file without a source location is: its
+    field, ``$.blocks[B].stmts[I]``, which a run-time error then names."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
 
 
 class Carrier:
@@ -219,7 +231,8 @@ class Sim:
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
-                 step_log: bool = False):
+                 step_log: bool = False, samples: bool = True, max_events: Optional[int] = None,
+                 max_seconds: Optional[float] = None, interrupt=None):
         self.program = program
         # opt-in: one record per engine iteration (serq oracle diff)
         self.step_log = [] if step_log else None
@@ -228,6 +241,14 @@ class Sim:
         self.horizon = program.horizon
         self.warmup = program.warmup
         self.progress = progress and sys.stderr.isatty()
+        self.max_events = max_events
+        self.max_seconds = max_seconds
+        self.t_start = self.last_report = _time.monotonic()
+        self.deadline = None if max_seconds is None else self.t_start + max_seconds
+        self.interrupt = interrupt
+        self.stopped = None     # (reason, words): the run stopped before its end
+        self.stall_t = -1.0     # arrival gaps that did not advance the clock: when, how many
+        self.stall_n = 0
         self.check_hook = check_hook
         self.now = 0.0
         self.ctx = [0.0] * len(M.CTX_VARS)
@@ -254,12 +275,16 @@ class Sim:
         self.acc_live = 0.0
         self.t_live = 0.0
         self.stuck = {}   # (session, hold statement) -> pool: preempted without progress
-        self.obs_v = [[] for _ in program.observes]
-        self.obs_t = [[] for _ in program.observes]
-        self.obs_s = [[] for _ in program.observes]
-        self.obs_k = [[] for _ in program.observes]
-        self.all_obs = [[] for _ in program.observes] if program.claims else None
-        self.client = {"ttft": [], "tpot": [], "response": []}
+        # what the statistics need, 8 bytes an observation: the values of
+        # each observation (and the client's), in the order recorded; with
+        # ``samples`` (``--dump``), the time, session and turn of each
+        self.samples = samples
+        self.obs_v = [array("d") for _ in program.observes]
+        self.obs_t = [array("d") for _ in program.observes] if samples else None
+        self.obs_s = [array("q") for _ in program.observes] if samples else None
+        self.obs_k = [array("d") for _ in program.observes] if samples else None
+        self.all_obs = [array("d") for _ in program.observes] if program.claims else None
+        self.client = {"ttft": array("d"), "tpot": array("d"), "response": array("d")}
         self.joining = set()
         self.nattrs = len(program.attrs)
         self.closed = type(program.arrival) is M.AClosed
@@ -331,7 +356,8 @@ class Sim:
         self.obs_test = [a and b for a, b in zip(self.obs_test, seen)]
         # gauges and claims
         self.gauges = [self.comp.expr(g.expr) for g in program.gauges]
-        self.gauge_pts = [[] for _ in program.gauges]
+        self.gauge_t = [array("d") for _ in program.gauges]   # change points: times
+        self.gauge_v = [array("d") for _ in program.gauges]   # and the values from them
         self.claims = [ClaimCheck(self, c) for c in program.claims]
         for c in self.claims:
             if c.stage is not None:
@@ -378,6 +404,8 @@ class Sim:
                 else:
                     answer_at_end = True
         for i, (s, loc) in enumerate(zip(blk.stmts, blk.locs)):
+            if loc is None:     # (an IR file need not locate its statements: an error names the field)
+                loc = FieldLoc(f"$.blocks[{b}].stmts[{i}]")
             if i in answer_before:
                 out.append(CS(OP_ANSWER, loc))
             c = self.stmt(s, loc)
@@ -500,7 +528,7 @@ class Sim:
 
     # -- errors ----------------------------------------------------------------
     def span(self, loc) -> Optional[Span]:
-        if loc is None:
+        if loc is None or type(loc) is FieldLoc:
             return None
         files = self.program.files
         if 0 <= loc.file < len(files):
@@ -508,13 +536,16 @@ class Sim:
         return None
 
     def session_error(self, f: Fault, t, loc):
-        turn = int(t.a[TURN_NO]) if t is not None else 0
+        turn = _turn_text(t.a[TURN_NO]) if t is not None else 0
         sid = t.sess.sid if t is not None else 0
         msg = f"{f.message} (session {sid}, turn {turn}, time {fmt_time(self.now)})"
-        return RunError(f.code, msg, self.span(loc))
+        return RunError(f.code, msg, self.span(loc), _field(loc))
 
-    def machine_fault(self, f: Fault, loc):
-        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc))
+    def machine_fault(self, f: Fault, loc, field: Optional[str] = None):
+        """Raise the machine's own error ``f`` at the declaration or statement
+        ``loc``, or at the IR ``field`` it is about when it has no location."""
+        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc),
+                       _field(loc) or field)
 
     # -- the run ------------------------------------------------------------
     def run(self):
@@ -528,18 +559,18 @@ class Sim:
         hook = self.check_hook
         draining = self.draining
         step_stages = self.step_stages
-        progress = self.progress
-        last_report = _time.monotonic()
         if gauges:
             self.sample_gauges()
-        extras = bool(step_stages) or hook is not None or gauges or draining is not None or progress
+        extras = bool(step_stages) or hook is not None or gauges or draining is not None
         pools = bool(self.pools)
         ready = self.ready
         settle = self.settle
+        # every CHECK events (or at --max-events): the progress line, the
+        # limits and an interrupt (``checkpoint``)
+        check_at = self.next_check(self.nevents)
         if not extras:
             # the same loop without what it does not need (no engine, hook,
-            # gauge, draining or progress): nothing reads the event count
-            # while it runs
+            # gauge or draining)
             nev = self.nevents
             warmed = self.warmed
             try:
@@ -558,6 +589,11 @@ class Sim:
                         nev += 1
                         if ready or pools:
                             settle()
+                        if nev >= check_at:
+                            self.nevents = nev
+                            check_at = self.checkpoint(nev)
+                            if check_at is None:
+                                break
             finally:
                 self.nevents = nev
         while extras and heap:
@@ -574,14 +610,12 @@ class Sim:
                 # a cancelled event: nothing happened, but it may be the
                 # instant's last, whose end still starts iterations and is
                 # read by the gauges
-                if not extras or (heap and heap[0][0] <= t):
+                if heap and heap[0][0] <= t:
                     continue
             else:
                 self.nevents += 1
                 if ready or pools:
                     settle()
-                if not extras:
-                    continue
             if step_stages and (not heap or heap[0][0] > t):
                 self.start_iterations()
             if hook is not None:
@@ -590,26 +624,25 @@ class Sim:
                 self.sample_gauges()
             if draining is not None and self.open_done and self.live == 0:
                 break
-            if progress and (self.nevents & 8191) == 0:
-                wall = _time.monotonic()
-                if wall - last_report > 0.5:
-                    last_report = wall
-                    sys.stderr.write(f"\rserq run: {100.0 * t / horizon:5.1f}% (t={t:.4g}, "
-                                     f"{self.nevents} events)")
-                    sys.stderr.flush()
-        if progress:
-            sys.stderr.write("\r" + " " * 60 + "\r")
+            if self.nevents >= check_at:
+                check_at = self.checkpoint(self.nevents)
+                if check_at is None:
+                    break
+        if self.progress:
+            sys.stderr.write("\r" + " " * 78 + "\r")
             sys.stderr.flush()
-        if draining is not None:
+        if self.stopped is not None:
+            end = self.now
+        elif draining is not None:
             if not (self.open_done and self.live == 0):
                 self.machine_fault(Fault("R008", f"--arrivals {draining}: {self.live} of the sessions are "
                                                  f"still live at the horizon {fmt_num(horizon)}; the run must "
-                                                 "drain them"), None)
+                                                 "drain them"), None, "$.arrivals")
             end = self.now
             if end <= warmup:
                 self.machine_fault(Fault("R009", f"--arrivals {draining}: the sessions drained at "
                                                  f"{fmt_time(end)}, at or before the warm-up "
-                                                 f"{fmt_num(warmup)}: nothing is measured"), None)
+                                                 f"{fmt_num(warmup)}: nothing is measured"), None, "$.warmup")
         else:
             end = horizon
             if not heap:
@@ -621,6 +654,47 @@ class Sim:
         ctx[C_NOW] = end
         self.end_time = end
         self.finish()
+
+    # -- limits, interrupts and progress --------------------------------------
+    CHECK = 8192
+
+    def next_check(self, nev: int) -> int:
+        n = nev + self.CHECK
+        return n if self.max_events is None else min(n, self.max_events)
+
+    def checkpoint(self, nev: int):
+        """Every ``CHECK`` events: stop for ``--max-events``, ``--max-seconds``
+        or an interrupt (the run then ends at this event, ``stopped`` saying
+        why), or draw the progress line; the next event count to check at,
+        or None to stop."""
+        if self.interrupt is not None and self.interrupt.is_set():
+            self.stopped = ("interrupt", "interrupted")
+            return None
+        if self.max_events is not None and nev >= self.max_events:
+            self.stopped = ("max_events", f"--max-events {self.max_events} reached")
+            return None
+        wall = _time.monotonic()
+        if self.deadline is not None and wall >= self.deadline:
+            self.stopped = ("max_seconds", f"--max-seconds {fmt_num(self.max_seconds)} reached")
+            return None
+        if self.progress and wall - self.last_report > 0.5:
+            self.last_report = wall
+            sys.stderr.write("\r" + self.progress_line(wall))
+            sys.stderr.flush()
+        return self.next_check(nev)
+
+    def progress_line(self, wall: float) -> str:
+        """How far the run is, and an estimate of the wall time left from the
+        pace so far: in simulated time, or in arrivals for ``--arrivals N``."""
+        if self.draining is not None:
+            done = min(1.0, self.open_arrivals / self.draining)
+        else:
+            done = min(1.0, self.now / self.horizon)
+        spent = wall - self.t_start
+        line = f"serq run: {100.0 * done:5.1f}% (t={self.now:.4g}, {self.nevents} events)"
+        if done > 0:
+            line += f", about {_duration(spent * (1.0 - done) / done)} left"
+        return line[:78].ljust(78)
 
     def snapshot_warmup(self) -> None:
         w = self.warmup
@@ -832,9 +906,10 @@ class Sim:
         now = self.now
         if now >= self.warmup:
             self.obs_v[k].append(v)
-            self.obs_t[k].append(now)
-            self.obs_s[k].append(t.sess.sid)
-            self.obs_k[k].append(int(t.a[TURN_NO]))
+            if self.samples:
+                self.obs_t[k].append(now)
+                self.obs_s[k].append(t.sess.sid)
+                self.obs_k[k].append(t.a[TURN_NO])
         if self.all_obs is not None:
             self.all_obs[k].append(v)
 
@@ -908,7 +983,7 @@ class Sim:
         sess = t.sess
         a = t.a
         a[TURN_NO] += 1
-        k = int(a[TURN_NO])
+        k = turn_index(a[TURN_NO])
         if sess.preset is not None:
             self.turn_preset(sess, a)
         else:
@@ -1373,7 +1448,7 @@ class Sim:
             try:
                 k = tuple(f(t) for f in keys) + (-place,)
             except Fault as f:
-                self.machine_fault(f, pool.decl.loc)
+                self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
             if best is None or k < best_key:
                 best = pa
                 best_key = k
@@ -1493,7 +1568,7 @@ class Sim:
             try:
                 k = tuple(f(car) for f in keys) + (e.seq,)
             except Fault as f:
-                self.machine_fault(f, pool.decl.loc)
+                self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
             if best is None or k < best_key:
                 best = e
                 best_key = k
@@ -1522,7 +1597,7 @@ class Sim:
             if not (w >= 0):
                 check_amount(w, "work of the spill")
         except Fault as f:
-            self.machine_fault(f, pool.decl.loc)
+            self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
         if now >= self.warmup:
             pool.spills += 1
         self.job_seq += 1
@@ -1569,6 +1644,7 @@ class Sim:
     def start_workload(self) -> None:
         a = self.arrival
         t = type(a)
+        self.check_finite_run()
         if t is M.APoisson:
             self.schedule(0.0, self.open_arrival, None)
         elif t is M.ARenewal:
@@ -1583,20 +1659,58 @@ class Sim:
         if self.draining is None:
             self.open_done = True
 
+    def check_finite_run(self) -> None:
+        """An open workload whose arrivals over the horizon (or ``--arrivals
+        N``) are beyond what a run can simulate: it cannot finish, so it does
+        not start."""
+        a = self.arrival
+        if type(a) is M.APoisson:
+            what, field, n = f"`arrive poisson({fmt_num(a.rate)})`", "$.arrival.Poisson", a.rate * self.horizon
+        elif type(a) is M.ARenewal and is_static(a.gap) and self.draining is None:
+            from ..ir.expr import const_value
+            gap = const_value(a.gap)
+            if gap is None or not gap > 0:
+                return
+            what, field, n = f"`arrive renewal({fmt_num(gap)})`", "$.arrival.Renewal", self.horizon / gap
+        else:
+            return
+        if self.draining is not None:
+            n = min(n, self.draining)
+        if n > MAX_ARRIVALS:
+            self.machine_fault(Fault("R018", f"{what} over the horizon {fmt_num(self.horizon)} is about "
+                                             f"{n:.3g} arrivals, beyond the {MAX_ARRIVALS:.0e} a run can "
+                                             "simulate: the run cannot finish"), None, field)
+
     def schedule_renewal(self) -> None:
         car = Carrier(self.arr_rng)
         try:
             gap = self.f_gap(car)
         except Fault as f:
-            self.machine_fault(f, None)
+            self.machine_fault(f, None, "$.arrival.Renewal")
         if not (gap > 0 and not math.isinf(gap)):
             self.machine_fault(Fault("R007", f"a renewal gap is {fmt_num(gap)}: a gap is positive and "
-                                             "finite"), None)
+                                             "finite"), None, "$.arrival.Renewal")
         nt = self.now + gap
+        if nt == self.now:
+            self.stalled_gap(f"`arrive renewal(…)`: a gap of {fmt_num(gap)}", "$.arrival.Renewal")
         if nt <= self.horizon:
             self.schedule(nt, self.renewal_arrival, None)
         elif self.draining is not None:
             self.open_done = True
+
+    def stalled_gap(self, what: str, field: str) -> None:
+        """An arrival gap too small to advance the clock at this time: a
+        thousand at one instant (no draw's chance) stop the run, which could
+        not finish."""
+        now = self.now
+        if self.stall_t == now:
+            self.stall_n += 1
+            if self.stall_n >= MAX_READY:
+                self.machine_fault(Fault("R018", f"{what} no longer advances the clock: {MAX_READY} arrivals "
+                                                 "at one instant, and the run cannot finish"), None, field)
+        else:
+            self.stall_t = now
+            self.stall_n = 1
 
     def renewal_arrival(self, _):
         self.open_arrivals += 1
@@ -1693,7 +1807,7 @@ class Sim:
                                f"{s.legs} leg{'s' if s.legs != 1 else ''}, and every live session and leg "
                                "waits for another with no event left to free it (a finite lease breaks "
                                f"the cycle) (time {fmt_time(self.now)})",
-                       self.span(_cur_loc(s.main)))
+                       self.span(_cur_loc(s.main)), _field(_cur_loc(s.main)) or "$.blocks")
 
     # -- claims and gauges --------------------------------------------------
     def agg_fn(self, agg: str, k: int):
@@ -1726,12 +1840,14 @@ class Sim:
         now = self.now
         for i, f in enumerate(self.gauges):
             v = f(self.mcar)
-            pts = self.gauge_pts[i]
-            if not pts or pts[-1][1] != v:
-                if pts and pts[-1][0] == now:
-                    pts[-1] = (now, v)
+            ts = self.gauge_t[i]
+            vs = self.gauge_v[i]
+            if not vs or vs[-1] != v:
+                if ts and ts[-1] == now:
+                    vs[-1] = v
                 else:
-                    pts.append((now, v))
+                    ts.append(now)
+                    vs.append(v)
 
     # -- the end -------------------------------------------------------------
     def finish(self) -> None:
@@ -1763,6 +1879,30 @@ class Sim:
                     p.over_notes.append((t.sess.sid, need))
 
 
+def turn_index(v: float) -> int:
+    """The turn number a turn's stream is keyed by (``turn_no``, which a
+    program may set)."""
+    if v - v == 0.0:
+        return int(v)
+    raise Fault("R017", f"`turn_no` is {fmt_num(v)}: the turn number is a finite number (a set made it so)")
+
+
+def _field(loc) -> Optional[str]:
+    return loc.path if type(loc) is FieldLoc else None
+
+
+def _duration(s: float) -> str:
+    if s < 100:
+        return f"{s:.0f} s"
+    if s < 6000:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def _turn_text(v: float) -> str:
+    return str(int(v)) if v - v == 0.0 else fmt_num(v)
+
+
 def _cur_loc(t):
     """The location of the statement a thread last executed or waits at."""
     if t is None:
@@ -1791,14 +1931,18 @@ def load_trace(path: str) -> list:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
     except OSError as e:
-        raise RunError("R014", f"cannot read the trace {path}: {e.strerror}")
+        raise RunError("R014", f"cannot read the trace {path}: {e.strerror}", field="$.trace")
+    except UnicodeDecodeError as e:
+        raise RunError("R014", f"the trace {path} is not UTF-8 text (byte {e.start})", field="$.trace") from None
+    except csv.Error as e:
+        raise RunError("R014", f"the trace {path} is not CSV: {e}", field="$.trace") from None
     if not rows:
-        raise RunError("R014", f"the trace {path} is empty")
+        raise RunError("R014", f"the trace {path} is empty", field="$.trace")
     header = [h.strip() for h in rows[0]]
     want = ["session", "turn", "new", "out", "think"]
     if header[:5] != want or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
         raise RunError("R014", f"the trace {path}: the header must be session,turn,new,out,think[,forced], "
-                               f"not {','.join(header)}")
+                               f"not {','.join(header)}", field="$.trace")
     sessions: dict = {}
     order = []
     for i, row in enumerate(rows[1:], start=2):
@@ -1806,12 +1950,13 @@ def load_trace(path: str) -> list:
             continue
         if len(row) != len(header):
             raise RunError("R014", f"the trace {path}, row {i}: {len(row)} columns, the header has "
-                                   f"{len(header)}")
+                                   f"{len(header)}", field="$.trace")
         try:
             vals = [float(c) for c in row]
         except ValueError:
             bad = next(h for h, c in zip(header, row) if not _is_num(c))
-            raise RunError("R014", f"the trace {path}, row {i}, column {bad}: not a number") from None
+            raise RunError("R014", f"the trace {path}, row {i}, column {bad}: not a number",
+                           field="$.trace") from None
         key = vals[0]
         if key not in sessions:
             sessions[key] = []
@@ -1823,7 +1968,7 @@ def load_trace(path: str) -> list:
         turns = sorted(sessions[key], key=lambda x: x[0])
         corpus.append([x[1] for x in turns])
     if not corpus:
-        raise RunError("R014", f"the trace {path} has no rows")
+        raise RunError("R014", f"the trace {path} has no rows", field="$.trace")
     return corpus
 
 
