@@ -358,6 +358,8 @@ class Checker:
         if t is M.ECond:
             a, b = self.type_of(e.then), self.type_of(e.other)
             return _join_cost(a, b, e.then, e.other)
+        if t is M.EFn and len(e.args) != M.FNS.get(e.fn):
+            return "Value"   # (refused by check_expr)
         if t is M.EFn and e.fn in ("Min", "Max"):
             a, b = self.type_of(e.args[0]), self.type_of(e.args[1])
             return _join_cost(a, b, e.args[0], e.args[1])

@@ -45,13 +45,15 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     seconds of wall time; ``interrupt``: an object whose ``is_set()`` stops
     the run when it turns true (the CLI's Ctrl-C).  A run that stops raises
     :class:`RunStopped`, whose ``report`` is what it measured until then,
-    marked partial."""
+    marked partial (None when it stopped inside one long event)."""
     from .machine import Sim
     sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log, samples=samples,
               max_events=max_events, max_seconds=max_seconds, interrupt=interrupt)
     sim.run()
+    if sim.inside:
+        raise RunStopped(sim.stopped[0], sim.stopped[1], None, sim.now, program.horizon)
     report = Report(sim)
     report.step_log = sim.step_log
     if sim.stopped is not None:
-        raise RunStopped(sim.stopped[0], sim.stopped[1], report)
+        raise RunStopped(sim.stopped[0], sim.stopped[1], report, sim.end_time, program.horizon)
     return report

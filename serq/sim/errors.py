@@ -62,16 +62,22 @@ class RunError(SerqError):
 class RunStopped(RunError):
     """The run stopped before its end: ``reason`` is ``max_events``,
     ``max_seconds`` or ``interrupt``, and ``report`` what the run measured
-    until then (``report.partial`` says so)."""
+    until then (``report.partial`` says so), or None when it stopped inside
+    an event."""
 
-    def __init__(self, reason: str, words: str, report):
+    def __init__(self, reason: str, words: str, report, end: float, horizon: float):
         self.reason = reason
-        self.report = report
-        end = report.data()["end"]
-        horizon = report.program.horizon
+        self.report = report      # None: stopped inside an event, which leaves nothing to report
         super().__init__("R019" if reason != "interrupt" else "R020",
                          f"the run stopped at time {fmt_time(end)} of the horizon {fmt_num(horizon)} "
                          f"({words}): it did not finish, and what it measured is partial")
+        if reason != "interrupt":
+            self.diagnostics[0].help = "give it more (--max-events, --max-seconds), or a shorter --horizon"
+
+
+class StopInside(Exception):
+    """Raised inside a long event when a deadline or an interrupt stops the
+    run there (``Sim.watch_inside``); ``args[0]`` is (reason, words)."""
 
 
 class Fault(Exception):

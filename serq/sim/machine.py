@@ -39,8 +39,9 @@ from . import codegen
 from . import rng as R
 from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard, is_static
-from .errors import Fault, RunError, fmt_num, fmt_time
+from .errors import Fault, RunError, StopInside, fmt_num, fmt_time
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
+from .stats import fsum
 from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
@@ -247,6 +248,8 @@ class Sim:
         self.deadline = None if max_seconds is None else self.t_start + max_seconds
         self.interrupt = interrupt
         self.stopped = None     # (reason, words): the run stopped before its end
+        self.inside = False     # ... inside an event (then no report)
+        self.watch = max_seconds is not None or interrupt is not None
         self.stall_t = -1.0     # arrival gaps that did not advance the clock: when, how many
         self.stall_n = 0
         self.check_hook = check_hook
@@ -550,6 +553,25 @@ class Sim:
     # -- the run ------------------------------------------------------------
     def run(self):
         self.start_workload()
+        if self.gauges:
+            self.sample_gauges()
+        extras = bool(self.step_stages) or self.check_hook is not None or bool(self.gauges) or \
+            self.draining is not None
+        # every CHECK events (or at --max-events): the progress line, the
+        # limits and an interrupt (``checkpoint``)
+        check_at = self.next_check(self.nevents)
+        try:
+            self.loop(extras, check_at)
+        except StopInside as stop:     # inside one long event: no consistent state to report
+            self.stopped = stop.args[0]
+            self.inside = True
+            return
+        if self.progress:
+            sys.stderr.write("\r" + " " * 78 + "\r")
+            sys.stderr.flush()
+        self.conclude()
+
+    def loop(self, extras: bool, check_at: int) -> None:
         heap = self.heap
         pop = heapq.heappop
         horizon = self.horizon
@@ -559,15 +581,9 @@ class Sim:
         hook = self.check_hook
         draining = self.draining
         step_stages = self.step_stages
-        if gauges:
-            self.sample_gauges()
-        extras = bool(step_stages) or hook is not None or gauges or draining is not None
         pools = bool(self.pools)
         ready = self.ready
         settle = self.settle
-        # every CHECK events (or at --max-events): the progress line, the
-        # limits and an interrupt (``checkpoint``)
-        check_at = self.next_check(self.nevents)
         if not extras:
             # the same loop without what it does not need (no engine, hook,
             # gauge or draining)
@@ -628,9 +644,15 @@ class Sim:
                 check_at = self.checkpoint(self.nevents)
                 if check_at is None:
                     break
-        if self.progress:
-            sys.stderr.write("\r" + " " * 78 + "\r")
-            sys.stderr.flush()
+
+    def conclude(self) -> None:
+        """The run's end: its time, the drain and deadlock checks, the last
+        accounting."""
+        heap = self.heap
+        horizon = self.horizon
+        warmup = self.warmup
+        draining = self.draining
+        ctx = self.ctx
         if self.stopped is not None:
             end = self.now
         elif draining is not None:
@@ -661,6 +683,16 @@ class Sim:
     def next_check(self, nev: int) -> int:
         n = nev + self.CHECK
         return n if self.max_events is None else min(n, self.max_events)
+
+    def watch_inside(self) -> None:
+        """Within one long event (an engine with thousands of residents): a
+        deadline or an interrupt stops the run there, with no report (its
+        state is that of half an event)."""
+        if self.interrupt is not None and self.interrupt.is_set():
+            raise StopInside(("interrupt", "interrupted inside an event"))
+        if self.deadline is not None and _time.monotonic() >= self.deadline:
+            raise StopInside(("max_seconds", f"--max-seconds {fmt_num(self.max_seconds)} reached inside "
+                                             "an event"))
 
     def checkpoint(self, nev: int):
         """Every ``CHECK`` events: stop for ``--max-events``, ``--max-seconds``
@@ -1814,7 +1846,7 @@ class Sim:
         def f(t):
             vals = self.all_obs[k] if self.all_obs is not None else []
             if agg == "Total":
-                return math.fsum(vals)
+                return fsum(vals)
             if agg == "Count":
                 return float(len(vals))
             if agg == "Largest":

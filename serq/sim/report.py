@@ -298,11 +298,9 @@ class Report:
         return out
 
     def dump(self, directory: str) -> None:
-        for rel, text in self.dump_files():
-            path = os.path.join(directory, rel)
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
+        """Write ``dump_files()`` under ``directory``, all of them or none."""
+        from ..files import write_tree
+        write_tree(directory, self.dump_files(), "--dump ")
 
 
 def _turn(k: float):

@@ -47,26 +47,29 @@ def summary(values) -> dict:
             a = _np.fromiter(values, dtype=_np.float64, count=n)
         with _np.errstate(all="ignore"):     # Python's float operators do not warn either
             d = a - mean
-            var = fsum((d * d).tolist()) / (n - 1)
-        cv2 = _cv2(var, mean)
+            if 0 < abs(mean) < _TINY:     # the square of the mean underflows: cv2 scaled
+                r = d / mean
+                cv2 = fsum((r * r).tolist()) / (n - 1)
+            else:
+                cv2 = _cv2(fsum((d * d).tolist()) / (n - 1), mean)
         p99 = _percentile_np(a, 0.99) if not _np.isnan(a).any() else percentile(values, 0.99)
         return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": p99}
     if n >= 2:
-        var = fsum([(v - mean) * (v - mean) for v in values]) / (n - 1)
-        cv2 = _cv2(var, mean)
+        if 0 < abs(mean) < _TINY:     # the square of the mean underflows: cv2 scaled
+            cv2 = fsum([((v - mean) / mean) * ((v - mean) / mean) for v in values]) / (n - 1)
+        else:
+            var = fsum([(v - mean) * (v - mean) for v in values]) / (n - 1)
+            cv2 = _cv2(var, mean)
     else:
         cv2 = NAN
     return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": percentile(values, 0.99)}
 
 
+_TINY = 1e-154     # a mean whose square is below the least normal float
+
+
 def _cv2(var: float, mean: float) -> float:
-    if mean == 0:
-        return NAN
-    m2 = mean * mean
-    if m2 != 0:
-        return var / m2
-    r = math.sqrt(var) / abs(mean)    # the square of the mean is below the least float
-    return r * r
+    return var / (mean * mean) if mean != 0 else NAN
 
 
 def fsum(values) -> float:

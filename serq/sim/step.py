@@ -69,6 +69,9 @@ def _order_key(j):
     return (j.order, j.seq)
 
 
+WATCH_RESIDENTS = 1024   # residents from which an iteration checks --max-seconds and Ctrl-C as it goes
+
+
 class StepStage(Stage):
     kind = "step"
     is_step = True
@@ -186,6 +189,8 @@ class StepStage(Stage):
     def set_res_ctx(self) -> None:
         ctx = self.sim.ctx
         res = self.residents
+        if len(res) >= WATCH_RESIDENTS and self.sim.watch:   # an iteration this long may be stopped
+            self.sim.watch_inside()
         ctx[C_NRES] = float(len(res))
         nd = 0
         kvb = kvp = 0.0
