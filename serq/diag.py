@@ -178,7 +178,7 @@ def read_text(path: str, what: str = "") -> str:
         line = data.count(b"\n", 0, e.start) + 1
         col = len(data[start:e.start].decode("utf-8", errors="replace")) + 1
         raise SerqError(Diagnostic(
-            "E002", f"{what}{path} is not UTF-8 text: byte 0x{data[e.start]:02x} does not decode",
+            "E002", f"the {what or 'file '}is not UTF-8 text: byte 0x{data[e.start]:02x} does not decode",
             Span.point(path, line, col), help="save the file as UTF-8")) from None
     return text[1:] if text.startswith("\ufeff") else text
 
