@@ -23,7 +23,12 @@ EXIT_INTERRUPTED = 130
 
 
 class _Group(click.Group):
+    def parse_args(self, ctx, args):
+        ctx.meta["serq.argv"] = list(args)     # the command's words, for a rerun under SERQ_DEBUG=1
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
+        line = ctx.meta.get("serq.argv", sys.argv[1:])
         try:
             return super().invoke(ctx)
         except SerqError as e:
@@ -37,7 +42,7 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:    # a bug of serq: said as one, never a bare traceback
-            internal_error(e)
+            internal_error(e, line)
 
 
 def version() -> str:
@@ -48,15 +53,15 @@ def version() -> str:
         return "unknown"
 
 
-def internal_error(e: Exception) -> None:
+def internal_error(e: Exception, line: list) -> None:
     """Report an unexpected exception (a bug of serq) and exit 3; with
-    ``SERQ_DEBUG=1``, its traceback first."""
+    ``SERQ_DEBUG=1``, its traceback first.  ``line``: the command's words."""
     if os.environ.get("SERQ_DEBUG") == "1":
         traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
     text = str(e).strip().split("\n")[0][:200]
     click.echo(f"internal error: {type(e).__name__}{': ' + text if text else ''} (serq {version()})", err=True)
     if os.environ.get("SERQ_DEBUG") != "1":
-        again = shlex.join(["serq"] + sys.argv[1:])
+        again = shlex.join(["serq"] + list(line))
         click.echo(f"  this is a bug of serq, not of the program; to see where, run it again as\n"
                    f"    SERQ_DEBUG=1 {again}", err=True)
     sys.exit(EXIT_INTERNAL)

@@ -1698,20 +1698,21 @@ class Sim:
         a = self.arrival
         if type(a) is M.APoisson:
             what, field, n = f"`arrive poisson({fmt_num(a.rate)})`", "$.arrival.Poisson", a.rate * self.horizon
-        elif type(a) is M.ARenewal and is_static(a.gap) and self.draining is None:
-            from ..ir.expr import const_value
-            gap = const_value(a.gap)
+        elif type(a) is M.ARenewal:
+            gap = _mean_gap(a.gap)
             if gap is None or not gap > 0:
                 return
-            what, field, n = f"`arrive renewal({fmt_num(gap)})`", "$.arrival.Renewal", self.horizon / gap
+            what, field, n = f"`arrive renewal(…)`, a mean gap of {fmt_num(gap)},", "$.arrival.Renewal", \
+                self.horizon / gap
         else:
             return
         if self.draining is not None:
             n = min(n, self.draining)
         if n > MAX_ARRIVALS:
-            self.machine_fault(Fault("R018", f"{what} over the horizon {fmt_num(self.horizon)} is about "
-                                             f"{n:.3g} arrivals, beyond the {MAX_ARRIVALS:.0e} a run can "
-                                             "simulate: the run cannot finish"), None, field)
+            self.machine_fault(Fault("R018", f"{what} over the horizon {fmt_num(self.horizon)} is "
+                                             + (f"about {n:.3g}" if n < math.inf else "more than 1e+308")
+                                             + f" arrivals, beyond the {MAX_ARRIVALS:.0e} a run can simulate: "
+                                             "the run cannot finish"), None, field)
 
     def schedule_renewal(self) -> None:
         car = Carrier(self.arr_rng)
@@ -1919,6 +1920,23 @@ def turn_index(v: float) -> int:
     raise Fault("R017", f"`turn_no` is {fmt_num(v)}: the turn number is a finite number (a set made it so)")
 
 
+def _mean_gap(e: M.Expr) -> Optional[float]:
+    """The mean of a renewal gap that is a constant or one draw of constants
+    (None for anything else)."""
+    from ..ir.expr import const_value
+    v = const_value(e)
+    if v is not None:
+        return v
+    if type(e) is not M.ESample:
+        return None
+    args = [const_value(x) for x in e.args]
+    if None in args:
+        return None
+    if e.dist == "Uniform":
+        return (args[0] + args[1]) / 2
+    return args[1] if e.dist == "Erlang" else args[0]    # the mean (det's value, bernoulli's p)
+
+
 def _field(loc) -> Optional[str]:
     return loc.path if type(loc) is FieldLoc else None
 
@@ -1928,7 +1946,9 @@ def _duration(s: float) -> str:
         return f"{s:.0f} s"
     if s < 6000:
         return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
+    if s < 360000:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 31557600:.3g} years"
 
 
 def _turn_text(v: float) -> str:

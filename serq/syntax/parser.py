@@ -767,9 +767,10 @@ def _first_hour(path: str, text: str, e: UnexpectedInput, start: str) -> Optiona
             span, help="the deployment and its workload are the body of `fn main() { … }`; only "
                        "`let`, `def` and `use` stand above it"))
     if words and words[0] in ("if", "elif") or words[:2] == ["else", "if"]:
+        guard = stmt[stmt.find("(") + 1:stmt.rfind(")")].strip() if "(" in stmt and ")" in stmt else "…"
         return SerqError(Diagnostic(
             "E102", "serQ has no `if`: a test is `branch (…) { … } else { … }`", _word_span(path, text, pos, stmt),
-            help="write `branch (guard) { … }`; a guard is 0 or 1, e.g. `branch (s > 1) { … }`"))
+            help=f"write `branch ({guard or '…'}) {{ … }}`; a guard is 0 or 1"))
     if str(tok) == "=" and words and words[0] in ("branch", "while") and "(" in stmt:
         lhs = stmt.split("(", 1)[1].strip()
         rhs = _code(text)[pos + 1:].split(")", 1)[0].split("\n", 1)[0].strip()

@@ -1,0 +1,63 @@
+"""The fuzzers, bounded for CI (seeded by the Hypothesis profile, about two
+minutes in all): every source, numeric and IR mutant Hypothesis draws ends
+in a clean run or a located SerqError (``check.outcome``).  A failure prints
+the mutant's record; ``python -m tests.fuzz replay`` reruns one written to a
+file, and ``make fuzz N=…`` runs many more."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from . import check, mutate
+
+# mutants per kind in CI (each a link, and a short run when it links)
+EXAMPLES = {"source": 3000, "numeric": 600, "ir": 1500}
+
+
+def _assert_no_finding(m: mutate.Mutant) -> None:
+    o = check.outcome(m, hard_seconds=60.0)
+    if o.finding:
+        record = dict(m.record(), status=o.status, where=o.where)
+        pytest.fail(f"{o.status} ({o.where}) for {m.kind} mutant of {m.example}: {m.what}\n"
+                    f"{o.trace or o.detail}\n{json.dumps(record)[:4000]}")
+
+
+@pytest.mark.parametrize("kind", mutate.KINDS)
+def test_mutants_end_in_a_clean_run_or_a_located_error(kind):
+    @settings(max_examples=EXAMPLES[kind], deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def run(data):
+        _assert_no_finding(mutate.make(kind, mutate.DataChooser(data)))
+    run()
+
+
+def test_every_number_of_every_example_is_a_numeric_mutant():
+    """``make fuzz`` starts each numeric run with every single replacement,
+    in order: every number of every example, by every value."""
+    singles = mutate.numeric_singles()
+    from . import corpus
+    assert len(singles) == sum(len(corpus.numbers(p)) for p in corpus.examples()) * len(mutate.VALUES)
+    first = mutate.numeric_mutant(mutate.seeded("numeric", 1, 0), index=0)
+    path, k, v = singles[0]
+    assert (first.example, first.what.split(" -> ")[1]) == (path, mutate.VALUES[v])
+
+
+def test_the_property_tells_a_located_error_from_an_unlocated_one():
+    from serq.diag import Diagnostic, Span
+    assert check.located(Diagnostic("E1", "x", Span.point("a.sq", 1, 2)))
+    assert check.located(Diagnostic("E1", "x", field="$.pools[0].cap"))
+    assert check.located(Diagnostic("E903", "x.json: malformed IR at $.blocks[0].stmts[1]: missing field"))
+    assert not check.located(Diagnostic("E1", "something is wrong somewhere"))
+
+
+def test_a_crash_is_a_finding_with_its_class():
+    m = mutate.Mutant("ir", "examples/single-turn/mg1.sq", "a version that is no number",
+                      data={"version": 1, "files": 7})
+    o = check.outcome(m)
+    assert (o.status, o.finding) == ("error", False)
+    broken = mutate.Mutant("source", "x.sq", "not text", text=None)
+    o = check.outcome(broken)
+    assert o.status == "crash" and o.finding and o.where.startswith("AttributeError at serq/")
