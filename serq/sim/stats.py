@@ -48,10 +48,13 @@ def summary(values) -> dict:
         with _np.errstate(all="ignore"):     # Python's float operators do not warn either
             d = a - mean
             if 0 < abs(mean) < _TINY:     # the square of the mean underflows: cv2 scaled
-                r = d / mean
-                cv2 = fsum((r * r).tolist()) / (n - 1)
+                d /= mean
+                d *= d
+                cv2 = fsum(d) / (n - 1)
             else:
-                cv2 = _cv2(fsum((d * d).tolist()) / (n - 1), mean)
+                d *= d
+                cv2 = _cv2(fsum(d) / (n - 1), mean)
+            del d
         p99 = _percentile_np(a, 0.99) if not _np.isnan(a).any() else percentile(values, 0.99)
         return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": p99}
     if n >= 2:
@@ -73,15 +76,27 @@ def _cv2(var: float, mean: float) -> float:
 
 
 def fsum(values) -> float:
-    """``math.fsum`` of a sequence, with IEEE arithmetic's answer where fsum
-    raises: an infinity for a sum beyond the largest float, NaN for inf
-    and -inf together."""
+    """``math.fsum`` of a sequence (a list, an ``array('d')`` or a numpy
+    array, read in chunks: no list of all its floats), with IEEE
+    arithmetic's answer where fsum raises: an infinity for a sum beyond the
+    largest float, NaN for inf and -inf together."""
     try:
-        return math.fsum(values)
+        return math.fsum(_floats(values))
     except OverflowError:    # the exact sum overflows; its sign is the scaled sum's
-        return math.copysign(math.inf, math.fsum([v * 2.0 ** -600 for v in values]))
+        return math.copysign(math.inf, math.fsum(v * 2.0 ** -600 for v in _floats(values)))
     except ValueError:       # inf + -inf
         return NAN
+
+
+_CHUNK = 1 << 16
+
+
+def _floats(values):
+    """The values as Python floats, one chunk of a numpy array at a time."""
+    if hasattr(values, "tolist") and not isinstance(values, array):
+        n = len(values)
+        return (x for k in range(0, n, _CHUNK) for x in values[k:k + _CHUNK].tolist())
+    return values
 
 
 _NUMPY_FROM = 256
