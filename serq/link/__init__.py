@@ -20,14 +20,38 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
     ``horizon`` None links for inspection (``serq check``) with a
     placeholder horizon of 1.  A value of ``sets`` may also be a number."""
     sets = _set_texts(sets)
-    prog = parse(text, path)
     settings = {"horizon": 1.0 if horizon is None else horizon, "warmup": warmup, "seed": seed,
                 "arrivals": arrivals, "trace": trace}
+    _check_settings(settings)
+    if not isinstance(text, str):
+        raise SerqError(Diagnostic("E001", f"{path}: a program is text, not {type(text).__name__}"))
+    prog = parse(text, path)
     return Linker(path, sets, settings).link(prog)
 
 
 def compile_file(path: str, **kw) -> Program:
     return compile_source(read_text(path), path, **kw)
+
+
+def _check_settings(settings: dict) -> None:
+    """The execution settings are of their types (their ranges are the
+    validator's): numbers, a whole seed and count, a path."""
+    def bad(name, want):
+        v = settings[name]
+        raise SerqError(Diagnostic("E740", f"{name} is {want}, not {type(v).__name__} {v!r}"[:200],
+                                   field=f"$.{name}"))
+    for name in ("horizon", "warmup"):
+        v = settings[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            bad(name, "a number")
+    for name in ("seed", "arrivals"):
+        v = settings[name]
+        if v is None and name == "arrivals":
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            bad(name, "a whole number")
+    if settings["trace"] is not None and not isinstance(settings["trace"], str):
+        bad("trace", "a path")
 
 
 def _set_texts(sets: Optional[dict]) -> dict:

@@ -254,3 +254,26 @@ def test_a_run_stopped_by_its_limit_reports_what_it_measured_marked_partial():
         "mean live 4.064",
         "partial: the run stopped at 3048.26 (--max-events 5000 reached); these are the figures until then"]
     assert stop.report.data()["events"] == 5000
+
+
+def test_the_progress_line_estimates_the_time_left():
+    from serq.sim.machine import Sim
+    sim = Sim(compile_file("examples/single-turn/mg1.sq", horizon=100))
+    sim.t_start, sim.now, sim.nevents = 0.0, 25.0, 1234
+    assert sim.progress_line(10.0).rstrip() == "serq run:  25.0% (t=25, 1234 events), about 30 s left"
+    sim.now = 1e-290          # a clock that hardly moves
+    assert sim.progress_line(10.0).rstrip() == \
+        "serq run:   0.0% (t=1e-290, 1234 events), about 3.17e+285 years left"
+    drain = Sim(compile_file("examples/single-turn/mg1.sq", horizon=1e9, arrivals=1000))
+    drain.t_start, drain.open_arrivals = 0.0, 750
+    assert drain.progress_line(30.0).rstrip().endswith("75.0% (t=0, 0 events), about 10 s left")
+
+
+@pytest.mark.parametrize("kw, want", [
+    ({"horizon": "abc"}, "$.horizon: error[E740]: horizon is a number, not str 'abc'"),
+    ({"seed": 1.5}, "$.seed: error[E740]: seed is a whole number, not float 1.5"),
+    ({"warmup": None}, "$.warmup: error[E740]: warmup is a number, not NoneType None"),
+])
+def test_the_settings_from_python_are_of_their_types(kw, want):
+    """A string for the horizon from Python was a ValueError in the linker."""
+    assert _err(lambda: compile_file("examples/single-turn/mg1.sq", **kw)) == want

@@ -1,6 +1,7 @@
 """The fuzzers, bounded for CI (seeded by the Hypothesis profile, about two
-minutes in all): every source, numeric and IR mutant Hypothesis draws ends
-in a clean run or a located SerqError (``check.outcome``).  A failure prints
+minutes in all): every source, numeric and IR mutant Hypothesis draws, and
+arbitrary text and token soup, ends in a clean run or a located SerqError
+(``check.outcome``).  A failure prints
 the mutant's record; ``python -m tests.fuzz replay`` reruns one written to a
 file, and ``make fuzz N=…`` runs many more."""
 
@@ -32,6 +33,22 @@ def test_mutants_end_in_a_clean_run_or_a_located_error(kind):
     def run(data):
         _assert_no_finding(mutate.make(kind, mutate.DataChooser(data)))
     run()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(max_size=300))
+def test_arbitrary_text_is_a_located_error(text):
+    _assert_no_finding(mutate.Mutant("source", "t.sq", "arbitrary text", text=text))
+
+
+SOUP = list("{}();,.:=+-*/<>!?~[]\"") + ["fn main() {", "hold", "run", "pool", "stage", "let", "turn;",
+                                          "workload", "server", "engine", "inf", "x", "1"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(SOUP), max_size=60))
+def test_token_soup_is_a_located_error(parts):
+    _assert_no_finding(mutate.Mutant("source", "t.sq", "token soup", text=" ".join(parts)))
 
 
 def test_every_number_of_every_example_is_a_numeric_mutant():
