@@ -559,6 +559,7 @@ class Sim:
             self.draining is not None
         # every CHECK events (or at --max-events): the progress line, the
         # limits and an interrupt (``checkpoint``)
+        self.check_every = self.CHECK_EXTRAS if extras else self.CHECK
         check_at = self.next_check(self.nevents)
         try:
             self.loop(extras, check_at)
@@ -678,10 +679,11 @@ class Sim:
         self.finish()
 
     # -- limits, interrupts and progress --------------------------------------
-    CHECK = 8192
+    CHECK = 8192          # events between checks in the plain loop (events of microseconds)
+    CHECK_EXTRAS = 128    # ... in the loop with engines, gauges or a drain (events up to milliseconds)
 
     def next_check(self, nev: int) -> int:
-        n = nev + self.CHECK
+        n = nev + self.check_every
         return n if self.max_events is None else min(n, self.max_events)
 
     def watch_inside(self) -> None:

@@ -69,7 +69,7 @@ def _order_key(j):
     return (j.order, j.seq)
 
 
-WATCH_RESIDENTS = 1024   # residents from which an iteration checks --max-seconds and Ctrl-C as it goes
+WATCH_RESIDENTS = 256    # residents from which an iteration checks --max-seconds and Ctrl-C as it goes
 
 
 class StepStage(Stage):
