@@ -763,7 +763,7 @@ def workload(sim):
     g.emit(f"nt = now + {neg_mean} * _log(1.0 - {g.bind(sim.arr_rng.random, '_arr')}())", depth)
     g.emit("if nt == now:", depth)
     what = f"`arrive poisson({fmt_num(sim.arrival.rate)})`: a gap of mean {fmt_num(1.0 / sim.arrival.rate)}"
-    g.emit(f"sim.stalled_gap({what!r}, '$.arrival.Poisson')", depth + 1)
+    g.emit(f"sim.stall.gap({what!r}, '$.arrival.Poisson')", depth + 1)
     g.emit(f"if nt <= {g.comp.lit(sim.horizon)}:", depth)
     g.emit("sim.seq = sq = sim.seq + 1", depth + 1)
     g.emit(f"{g.bind(heapq.heappush, '_push')}({g.bind(sim.heap, '_heap')}, (nt, 0, sq, {name}, None))",

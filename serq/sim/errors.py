@@ -77,7 +77,7 @@ class RunStopped(RunError):
 
 class StopInside(Exception):
     """Raised inside a long event when a deadline or an interrupt stops the
-    run there (``Sim.watch_inside``); ``args[0]`` is (reason, words)."""
+    run there (``Limits.inside``); ``args[0]`` is (reason, words)."""
 
 
 class Fault(Exception):

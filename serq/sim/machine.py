@@ -25,8 +25,6 @@ from __future__ import annotations
 import csv
 import heapq
 import math
-import sys
-import time as _time
 from array import array
 from collections import deque
 from typing import Optional
@@ -40,6 +38,7 @@ from . import rng as R
 from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard, is_static
 from .errors import Fault, RunError, StopInside, fmt_num, fmt_time
+from .limits import Limits, Stall, check_finite_run
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .stats import fsum
 from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
@@ -59,8 +58,7 @@ F_BLOCK, F_LOOP, F_WHILE, F_HOLD, F_ROOT, F_LEG = range(6)
 S_READY, S_RUNNING, S_STAGE, S_QUEUED, S_GROWING, S_JOIN, S_ENDED, S_NEW = range(8)
 
 MAX_STATEMENTS = 1_000_000
-MAX_READY = 1000      # also: arrivals at one instant whose gaps do not advance the clock
-MAX_ARRIVALS = 1e12   # more arrivals than a run can simulate (days at a million events a second)
+MAX_READY = 1000
 
 C_NOW = CTX["Now"]
 C_WAITED = CTX["Waited"]
@@ -241,17 +239,10 @@ class Sim:
         self.seed = program.seed
         self.horizon = program.horizon
         self.warmup = program.warmup
-        self.progress = progress and sys.stderr.isatty()
-        self.max_events = max_events
-        self.max_seconds = max_seconds
-        self.t_start = self.last_report = _time.monotonic()
-        self.deadline = None if max_seconds is None else self.t_start + max_seconds
-        self.interrupt = interrupt
+        self.limits = Limits(self, progress, max_events, max_seconds, interrupt)
+        self.stall = Stall(self)
         self.stopped = None     # (reason, words): the run stopped before its end
         self.inside = False     # ... inside an event (then no report)
-        self.watch = max_seconds is not None or interrupt is not None
-        self.stall_t = -1.0     # arrival gaps that did not advance the clock: when, how many
-        self.stall_n = 0
         self.check_hook = check_hook
         self.now = 0.0
         self.ctx = [0.0] * len(M.CTX_VARS)
@@ -557,19 +548,16 @@ class Sim:
             self.sample_gauges()
         extras = bool(self.step_stages) or self.check_hook is not None or bool(self.gauges) or \
             self.draining is not None
-        # every CHECK events (or at --max-events): the progress line, the
-        # limits and an interrupt (``checkpoint``)
-        self.check_every = self.CHECK_EXTRAS if extras else self.CHECK
-        check_at = self.next_check(self.nevents)
+        # every so many events (or at --max-events): the progress line, the
+        # limits and an interrupt (serq.sim.limits)
+        check_at = self.limits.start(extras)
         try:
             self.loop(extras, check_at)
         except StopInside as stop:     # inside one long event: no consistent state to report
             self.stopped = stop.args[0]
             self.inside = True
             return
-        if self.progress:
-            sys.stderr.write("\r" + " " * 78 + "\r")
-            sys.stderr.flush()
+        self.limits.clear()
         self.conclude()
 
     def loop(self, extras: bool, check_at: int) -> None:
@@ -608,7 +596,7 @@ class Sim:
                             settle()
                         if nev >= check_at:
                             self.nevents = nev
-                            check_at = self.checkpoint(nev)
+                            check_at = self.limits.checkpoint(nev)
                             if check_at is None:
                                 break
             finally:
@@ -642,7 +630,7 @@ class Sim:
             if draining is not None and self.open_done and self.live == 0:
                 break
             if self.nevents >= check_at:
-                check_at = self.checkpoint(self.nevents)
+                check_at = self.limits.checkpoint(self.nevents)
                 if check_at is None:
                     break
 
@@ -677,58 +665,6 @@ class Sim:
         ctx[C_NOW] = end
         self.end_time = end
         self.finish()
-
-    # -- limits, interrupts and progress --------------------------------------
-    CHECK = 8192          # events between checks in the plain loop (events of microseconds)
-    CHECK_EXTRAS = 128    # ... in the loop with engines, gauges or a drain (events up to milliseconds)
-
-    def next_check(self, nev: int) -> int:
-        n = nev + self.check_every
-        return n if self.max_events is None else min(n, self.max_events)
-
-    def watch_inside(self) -> None:
-        """Within one long event (an engine with thousands of residents): a
-        deadline or an interrupt stops the run there, with no report (its
-        state is that of half an event)."""
-        if self.interrupt is not None and self.interrupt.is_set():
-            raise StopInside(("interrupt", "interrupted inside an event"))
-        if self.deadline is not None and _time.monotonic() >= self.deadline:
-            raise StopInside(("max_seconds", f"--max-seconds {fmt_num(self.max_seconds)} reached inside "
-                                             "an event"))
-
-    def checkpoint(self, nev: int):
-        """Every ``CHECK`` events: stop for ``--max-events``, ``--max-seconds``
-        or an interrupt (the run then ends at this event, ``stopped`` saying
-        why), or draw the progress line; the next event count to check at,
-        or None to stop."""
-        if self.interrupt is not None and self.interrupt.is_set():
-            self.stopped = ("interrupt", "interrupted")
-            return None
-        if self.max_events is not None and nev >= self.max_events:
-            self.stopped = ("max_events", f"--max-events {self.max_events} reached")
-            return None
-        wall = _time.monotonic()
-        if self.deadline is not None and wall >= self.deadline:
-            self.stopped = ("max_seconds", f"--max-seconds {fmt_num(self.max_seconds)} reached")
-            return None
-        if self.progress and wall - self.last_report > 0.5:
-            self.last_report = wall
-            sys.stderr.write("\r" + self.progress_line(wall))
-            sys.stderr.flush()
-        return self.next_check(nev)
-
-    def progress_line(self, wall: float) -> str:
-        """How far the run is, and an estimate of the wall time left from the
-        pace so far: in simulated time, or in arrivals for ``--arrivals N``."""
-        if self.draining is not None:
-            done = min(1.0, self.open_arrivals / self.draining)
-        else:
-            done = min(1.0, self.now / self.horizon)
-        spent = wall - self.t_start
-        line = f"serq run: {100.0 * done:5.1f}% (t={self.now:.4g}, {self.nevents} events)"
-        if done > 0:
-            line += f", about {_duration(spent * (1.0 - done) / done)} left"
-        return line[:78].ljust(78)
 
     def snapshot_warmup(self) -> None:
         w = self.warmup
@@ -1678,7 +1614,7 @@ class Sim:
     def start_workload(self) -> None:
         a = self.arrival
         t = type(a)
-        self.check_finite_run()
+        check_finite_run(self)
         if t is M.APoisson:
             self.schedule(0.0, self.open_arrival, None)
         elif t is M.ARenewal:
@@ -1693,29 +1629,6 @@ class Sim:
         if self.draining is None:
             self.open_done = True
 
-    def check_finite_run(self) -> None:
-        """An open workload whose arrivals over the horizon (or ``--arrivals
-        N``) are beyond what a run can simulate: it cannot finish, so it does
-        not start."""
-        a = self.arrival
-        if type(a) is M.APoisson:
-            what, field, n = f"`arrive poisson({fmt_num(a.rate)})`", "$.arrival.Poisson", a.rate * self.horizon
-        elif type(a) is M.ARenewal:
-            gap = _mean_gap(a.gap)
-            if gap is None or not gap > 0:
-                return
-            what, field, n = f"`arrive renewal(…)`, a mean gap of {fmt_num(gap)},", "$.arrival.Renewal", \
-                self.horizon / gap
-        else:
-            return
-        if self.draining is not None:
-            n = min(n, self.draining)
-        if n > MAX_ARRIVALS:
-            self.machine_fault(Fault("R018", f"{what} over the horizon {fmt_num(self.horizon)} is "
-                                             + (f"about {n:.3g}" if n < math.inf else "more than 1e+308")
-                                             + f" arrivals, beyond the {MAX_ARRIVALS:.0e} a run can simulate: "
-                                             "the run cannot finish"), None, field)
-
     def schedule_renewal(self) -> None:
         car = Carrier(self.arr_rng)
         try:
@@ -1727,25 +1640,11 @@ class Sim:
                                              "finite"), None, "$.arrival.Renewal")
         nt = self.now + gap
         if nt == self.now:
-            self.stalled_gap(f"`arrive renewal(…)`: a gap of {fmt_num(gap)}", "$.arrival.Renewal")
+            self.stall.gap(f"`arrive renewal(…)`: a gap of {fmt_num(gap)}", "$.arrival.Renewal")
         if nt <= self.horizon:
             self.schedule(nt, self.renewal_arrival, None)
         elif self.draining is not None:
             self.open_done = True
-
-    def stalled_gap(self, what: str, field: str) -> None:
-        """An arrival gap too small to advance the clock at this time: a
-        thousand at one instant (no draw's chance) stop the run, which could
-        not finish."""
-        now = self.now
-        if self.stall_t == now:
-            self.stall_n += 1
-            if self.stall_n >= MAX_READY:
-                self.machine_fault(Fault("R018", f"{what} no longer advances the clock: {MAX_READY} arrivals "
-                                                 "at one instant, and the run cannot finish"), None, field)
-        else:
-            self.stall_t = now
-            self.stall_n = 1
 
     def renewal_arrival(self, _):
         self.open_arrivals += 1
@@ -1922,35 +1821,8 @@ def turn_index(v: float) -> int:
     raise Fault("R017", f"`turn_no` is {fmt_num(v)}: the turn number is a finite number (a set made it so)")
 
 
-def _mean_gap(e: M.Expr) -> Optional[float]:
-    """The mean of a renewal gap that is a constant or one draw of constants
-    (None for anything else)."""
-    from ..ir.expr import const_value
-    v = const_value(e)
-    if v is not None:
-        return v
-    if type(e) is not M.ESample:
-        return None
-    args = [const_value(x) for x in e.args]
-    if None in args:
-        return None
-    if e.dist == "Uniform":
-        return (args[0] + args[1]) / 2
-    return args[1] if e.dist == "Erlang" else args[0]    # the mean (det's value, bernoulli's p)
-
-
 def _field(loc) -> Optional[str]:
     return loc.path if type(loc) is FieldLoc else None
-
-
-def _duration(s: float) -> str:
-    if s < 100:
-        return f"{s:.0f} s"
-    if s < 6000:
-        return f"{s / 60:.0f} min"
-    if s < 360000:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 31557600:.3g} years"
 
 
 def _turn_text(v: float) -> str:

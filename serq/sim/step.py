@@ -36,6 +36,7 @@ import math
 from ..ir import model as M
 from .compile import CTX, check_guard
 from .errors import Fault, fmt_num
+from .limits import WATCH_RESIDENTS
 from .stages import MODE_DECODE, MODE_PREFILL, Stage
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
@@ -67,9 +68,6 @@ class Plan:
 
 def _order_key(j):
     return (j.order, j.seq)
-
-
-WATCH_RESIDENTS = 256    # residents from which an iteration checks --max-seconds and Ctrl-C as it goes
 
 
 class StepStage(Stage):
@@ -189,8 +187,8 @@ class StepStage(Stage):
     def set_res_ctx(self) -> None:
         ctx = self.sim.ctx
         res = self.residents
-        if len(res) >= WATCH_RESIDENTS and self.sim.watch:   # an iteration this long may be stopped
-            self.sim.watch_inside()
+        if len(res) >= WATCH_RESIDENTS and self.sim.limits.inside_too:   # an iteration this long may stop
+            self.sim.limits.inside()
         ctx[C_NRES] = float(len(res))
         nd = 0
         kvb = kvp = 0.0

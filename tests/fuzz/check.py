@@ -21,7 +21,6 @@ import re
 import signal
 import traceback
 from dataclasses import dataclass
-from typing import Optional
 
 from .mutate import Mutant
 

@@ -259,14 +259,14 @@ def test_a_run_stopped_by_its_limit_reports_what_it_measured_marked_partial():
 def test_the_progress_line_estimates_the_time_left():
     from serq.sim.machine import Sim
     sim = Sim(compile_file("examples/single-turn/mg1.sq", horizon=100))
-    sim.t_start, sim.now, sim.nevents = 0.0, 25.0, 1234
-    assert sim.progress_line(10.0).rstrip() == "serq run:  25.0% (t=25, 1234 events), about 30 s left"
+    sim.limits.t_start, sim.now, sim.nevents = 0.0, 25.0, 1234
+    assert sim.limits.progress_line(10.0).rstrip() == "serq run:  25.0% (t=25, 1234 events), about 30 s left"
     sim.now = 1e-290          # a clock that hardly moves
-    assert sim.progress_line(10.0).rstrip() == \
+    assert sim.limits.progress_line(10.0).rstrip() == \
         "serq run:   0.0% (t=1e-290, 1234 events), about 3.17e+285 years left"
     drain = Sim(compile_file("examples/single-turn/mg1.sq", horizon=1e9, arrivals=1000))
-    drain.t_start, drain.open_arrivals = 0.0, 750
-    assert drain.progress_line(30.0).rstrip().endswith("75.0% (t=0, 0 events), about 10 s left")
+    drain.limits.t_start, drain.open_arrivals = 0.0, 750
+    assert drain.limits.progress_line(30.0).rstrip().endswith("75.0% (t=0, 0 events), about 10 s left")
 
 
 @pytest.mark.parametrize("kw, want", [

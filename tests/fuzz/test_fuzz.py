@@ -70,11 +70,16 @@ def test_the_property_tells_a_located_error_from_an_unlocated_one():
     assert not check.located(Diagnostic("E1", "something is wrong somewhere"))
 
 
-def test_a_crash_is_a_finding_with_its_class():
-    m = mutate.Mutant("ir", "examples/single-turn/mg1.sq", "a version that is no number",
+def test_a_crash_is_a_finding_with_its_class(monkeypatch):
+    m = mutate.Mutant("ir", "examples/single-turn/mg1.sq", "files that are no list",
                       data={"version": 1, "files": 7})
     o = check.outcome(m)
     assert (o.status, o.finding) == ("error", False)
-    broken = mutate.Mutant("source", "x.sq", "not text", text=None)
-    o = check.outcome(broken)
-    assert o.status == "crash" and o.finding and o.where.startswith("AttributeError at serq/")
+    import serq.link
+
+    def bug(*a, **kw):
+        return 1 / 0
+    monkeypatch.setattr(serq.link, "compile_source", bug)
+    o = check.outcome(mutate.Mutant("source", "x.sq", "any", text="fn main() {}"))
+    assert o.status == "crash" and o.finding and o.where.startswith("ZeroDivisionError at ")
+    assert "ZeroDivisionError: division by zero" in o.trace
