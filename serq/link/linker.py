@@ -1286,8 +1286,7 @@ class Linker(ExprMixin):
         if t in (A.RPrefill, A.RDecode):
             mode = "prefill" if t is A.RPrefill else "decode"
             if env.in_request is None:
-                self.mode_outside_request(mode, s.span, bool(self.engines) and next(iter(self.engines)),
-                                          " growing kv" if s.growing is not None else "")
+                self.mode_outside_request(mode, s.span, " growing kv" if s.growing is not None else "")
             eng = env.in_request
             work = self.expr(s.work, S)
             sref = self.mk(M.Ref(eng.base, 1, None), s.span)
@@ -1302,10 +1301,10 @@ class Linker(ExprMixin):
             self.fail("E256", "`cache (…);` is the last item of an engine's request", s.span)
         raise AssertionError(t)  # pragma: no cover
 
-    def mode_outside_request(self, mode: str, span: Span, engine, growing: str = ""):
+    def mode_outside_request(self, mode: str, span: Span, growing: str = ""):
         """`prefill (…)` or `decode (…)` outside an engine's request: the run
-        names its engine there."""
-        e = engine if isinstance(engine, str) else "ENGINE"
+        names its engine there (the program's, when it has one)."""
+        e = next(iter(self.engines)) if len(self.engines) == 1 else "ENGINE"
         self.fail("E111", f"`{mode} (…)` is a statement of an engine's request", span,
                   help=f"in a server, the run names the engine: `run {e} {mode} (cost({e}, …)){growing};`")
 
@@ -1495,7 +1494,7 @@ class Linker(ExprMixin):
         if kind == "queue":
             self.not_yet(f"a call of queue `{name}`", s.span, env)
         if name in ("prefill", "decode"):
-            self.mode_outside_request(name, s.span, bool(self.engines) and next(iter(self.engines)))
+            self.mode_outside_request(name, s.span)
         self.fail("E201", f"unknown statement `{name}(…)`", tgt.fn.span,
                   help=did_you_mean(name, list(self.defs) + list(self.engines)))
 
