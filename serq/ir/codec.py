@@ -244,6 +244,8 @@ def from_data(data: Any, source: str = "<ir>") -> M.Program:
         return _decode_record(M.Program, data, "$")
     except _Bad as bad:
         raise SerqError(Diagnostic("E903", f"{source}: malformed IR at {bad.path}: {bad.message}"))
+    except RecursionError:
+        raise SerqError(Diagnostic("E903", f"{source}: the IR nests too deeply for serq", field="$")) from None
 
 
 def loads(text: str, source: str = "<ir>") -> M.Program:

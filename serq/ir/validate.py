@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from ..diag import Collector, SerqError, Span
+from ..diag import Collector, Diagnostic, SerqError, Span
 from . import model as M
 from .expr import children, const_value, dist_problem, is_constant, strip_cost, walk
 from .moments import CTX_SPELLING, MOMENTS, QUERY_SPELLING, Moment
@@ -919,4 +919,7 @@ def _fmt(v: float) -> str:
 
 def validate(program: M.Program, span_of: Optional[Callable[[object], Optional[Span]]] = None) -> None:
     """Raise SerqError listing every rule ``program`` breaks."""
-    Checker(program, span_of).run()
+    try:
+        Checker(program, span_of).run()
+    except RecursionError:
+        raise SerqError(Diagnostic("E910", "the IR nests too deeply for serq to check", field="$")) from None

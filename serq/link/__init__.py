@@ -6,7 +6,7 @@ from typing import Optional
 
 import math
 
-from ..diag import Diagnostic, SerqError, read_text
+from ..diag import Diagnostic, SerqError, Span, read_text
 from ..ir.model import Program
 from ..syntax.parser import parse
 from .linker import Linker
@@ -25,8 +25,15 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
     _check_settings(settings)
     if not isinstance(text, str):
         raise SerqError(Diagnostic("E001", f"{path}: a program is text, not {type(text).__name__}"))
-    prog = parse(text, path)
-    return Linker(path, sets, settings).link(prog)
+    try:
+        prog = parse(text, path)
+        return Linker(path, sets, settings).link(prog)
+    except RecursionError:   # Python's stack, not the program's error: said as what it is
+        raise SerqError(Diagnostic(
+            "E103", "the program nests too deeply for serq (an expression of some thousands of operators "
+            "in a row, or definitions within definitions)", Span(path, 1, 1, 1, 2),
+            help="write it in steps, each naming the last (`let`, `set`), or as an aggregate: "
+                 "`sum j in n (…)`")) from None
 
 
 def compile_file(path: str, **kw) -> Program:

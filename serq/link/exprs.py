@@ -364,6 +364,8 @@ class ExprMixin:
             if len(args) != len(res.params):
                 self.fail("E221", f"`{f}` takes {len(res.params)} argument(s), not {len(args)}",
                           e.span, env=env)
+            if any(w == f"`{f}`" for w, _ in env.expansions):
+                self.fail("E222", f"time resource `{f}` reaches itself", e.span, env=env)
             sub = {p: (a, env) for p, a in zip(res.params, args)}
             return self.expr(res.expr, env.fresh(clause=env.clause, engine=env.engine,
                                                  device=env.device).with_subst(sub)

@@ -1506,6 +1506,10 @@ class Linker(ExprMixin):
                            f"and `run {eng.name} prefill/decode` yourself")
         if side != "server":
             self.fail("E262", f"engine `{eng.name}`'s request is called in the server", call.span)
+        if any(w == f"engine `{eng.name}`'s request" for w, _ in env.expansions):
+            self.fail("E222", f"engine `{eng.name}`'s request reaches itself", call.span, env=env,
+                      help="the server calls the request; the request runs the engine "
+                           f"(`prefill (…)`, `decode (…)`), not `{eng.name} (…)`")
         if len(call.args) != len(req.params):
             self.fail("E221", f"`{eng.name}` takes {len(req.params)} argument(s), not {len(call.args)}",
                       call.span)
@@ -1516,8 +1520,8 @@ class Linker(ExprMixin):
                 self.fail("E223", f"an argument of `{eng.name}` may not draw: it is substituted",
                           a.span, help="sample into an attribute first")
             sub[p] = (a, env)
-        renv = Env(engine=None, in_request=eng).with_subst(sub).expanding(f"engine `{eng.name}`'s request",
-                                                                           call.span)
+        renv = Env(engine=None, in_request=eng, expansions=env.expansions).with_subst(sub).expanding(
+            f"engine `{eng.name}`'s request", call.span)
         stmts = list(req.stmts)
         adm_i = next((i for i, x in enumerate(stmts) if isinstance(x, A.RAdmission)), None)
         cache_i = [i for i, x in enumerate(stmts) if isinstance(x, A.RCache)]

@@ -277,3 +277,27 @@ def test_the_progress_line_estimates_the_time_left():
 def test_the_settings_from_python_are_of_their_types(kw, want):
     """A string for the horizon from Python was a ValueError in the linker."""
     assert _err(lambda: compile_file("examples/single-turn/mg1.sq", **kw)) == want
+
+
+def test_an_aggregate_of_many_terms_is_read_and_written():
+    """A 1 000-term aggregate linked, but `serq ir` (to_data, json) and an IR
+    file's reading ran out of Python's stack (700 terms here, 1 400 levels:
+    the canonical JSON's indentation makes a chain's text quadratic in its
+    length, and 4 096 terms a minute's work)."""
+    n = 700
+    p = _source(f"fn main() {{\n  stage s[{n}] : fifo;\n  workload {{ arrive poisson(1); }}\n"
+                f"  server {{ set x = sum j in {n} (queue(s[j])); run s[0] (cost(s, 1)); observe q = x; }}\n}}\n")
+    q = ir.loads(ir.dumps(p))
+    ir.validate(q)
+    assert q == p
+    assert simulate(q).data()["observes"]["q"]["count"] == 8
+
+
+def test_a_program_nested_beyond_the_stack_is_a_located_error():
+    assert _err(lambda: _source("fn main() {\n  let a = " + "1+" * 12000 + "1;\n}\n")) == (
+        "t.sq:1:1: error[E103]: the program nests too deeply for serq (an expression of some thousands of "
+        "operators in a row, or definitions within definitions)\n"
+        "  |\n"
+        "1 | fn main() {\n"
+        "  | ^\n"
+        "  = help: write it in steps, each naming the last (`let`, `set`), or as an aggregate: `sum j in n (…)`")
