@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean metrics
+.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean metrics fuzz
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -77,3 +77,11 @@ vllm-env:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+
+# The fuzzers beyond CI's bounded run (tests/fuzz/): N mutants of each kind
+# (source, numeric, IR) from seed SEED, at low priority; a finding is written
+# to tests/fuzz/found/ with the command that reproduces it (exit 1).
+N ?= 10000
+SEED ?= 1
+fuzz: install
+	nice -n 10 $(BIN)/python -m tests.fuzz run --kind all --n $(N) --seed $(SEED)

@@ -3,7 +3,9 @@
   oracle [--check]          write (or compare) lean/Serq/Gen/Oracle.lean
                             and Oracle.unproved.txt from tools/oracle/*/*.ir.json
   claims [--check] [IR...]  write (or compare) lean/Serq/Gen/Claims.lean and
-                            Claims.unproved.txt (default: tests/golden/ir/*.ir.json)
+                            Claims.unproved.txt (default: tests/golden/ir/*.ir.json);
+                            a program outside the fragment stops it, and it does not
+                            write over files written from other inputs
   check IR.json             exit 0 inside the Lean fragment, else the FAIL line, exit 1
   exec IR.json              run exec_ref (the Lean semantics in Python) and print
                             the outcome as the oracle harness prints vLLM's
@@ -53,10 +55,12 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "oracle":
             oracle_dir = args.oracle_dir or os.path.join(G.ROOT, "tools", "oracle")
-            return finish(G.oracle_outputs(oracle_dir), lean_dir, args.check, "python -m leangen oracle")
+            command = "python -m leangen oracle" + (f" --oracle-dir {G.rel(oracle_dir)}" if args.oracle_dir else "")
+            return finish(G.oracle_outputs(oracle_dir, command), lean_dir, args.check, command)
         if args.cmd == "claims":
             paths = args.ir or G.claim_files()
-            return finish(G.claims_outputs(paths, lean_dir), lean_dir, args.check, "python -m leangen claims")
+            command = G.claims_command(args.ir)
+            return finish(G.claims_outputs(paths, lean_dir, command), lean_dir, args.check, command)
         if args.cmd == "check":
             return check(args.ir)
         if args.cmd == "exec":
@@ -81,7 +85,7 @@ def finish(outs, lean_dir: str, check_only: bool, command: str) -> int:
         if not bad:
             print(f"ok: {', '.join(G.rel(os.path.join(lean_dir, o.path)) for o in outs)} current")
         return 1 if bad else 0
-    G.write(outs, lean_dir)
+    G.write(outs, lean_dir, command)
     print(f"wrote {', '.join(G.rel(os.path.join(lean_dir, o.path)) for o in outs)}")
     return 0
 

@@ -1,21 +1,34 @@
 """The `serq` command.  Exit status: 0 done, 1 a program error (printed as
-`path:line:col: error[CODE]: …`), 2 a usage error."""
+`path:line:col: error[CODE]: …`) or a run that did not finish, 2 a usage
+error, 3 a bug of serq (`internal error: …`; `SERQ_DEBUG=1` shows its
+traceback), 130 interrupted (Ctrl-C)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import shlex
+import signal
 import sys
+import traceback
 from typing import Optional
 
 import click
 
 from .diag import SerqError
 
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+
 
 class _Group(click.Group):
+    def parse_args(self, ctx, args):
+        ctx.meta["serq.argv"] = list(args)     # the command's words, for a rerun under SERQ_DEBUG=1
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx):
+        line = ctx.meta.get("serq.argv", sys.argv[1:])
         try:
             return super().invoke(ctx)
         except SerqError as e:
@@ -23,6 +36,35 @@ class _Group(click.Group):
             sys.exit(1)
         except BrokenPipeError:  # pragma: no cover - `serq ir … | head`
             sys.exit(0)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:    # a bug of serq: said as one, never a bare traceback
+            internal_error(e, line)
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError, version as _v
+    try:
+        return _v("serq")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
+        return "unknown"
+
+
+def internal_error(e: Exception, line: list) -> None:
+    """Report an unexpected exception (a bug of serq) and exit 3; with
+    ``SERQ_DEBUG=1``, its traceback first.  ``line``: the command's words."""
+    if os.environ.get("SERQ_DEBUG") == "1":
+        traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+    text = str(e).strip().split("\n")[0][:200]
+    click.echo(f"internal error: {type(e).__name__}{': ' + text if text else ''} (serq {version()})", err=True)
+    if os.environ.get("SERQ_DEBUG") != "1":
+        again = shlex.join(["serq"] + list(line))
+        click.echo(f"  this is a bug of serq, not of the program; to see where, run it again as\n"
+                   f"    SERQ_DEBUG=1 {again}", err=True)
+    sys.exit(EXIT_INTERNAL)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -43,6 +85,9 @@ def _sets(values: tuple[str, ...]) -> dict:
             raise click.BadParameter(f"`{name}` is not a name", param_hint="--set")
         if not expr.strip():
             raise click.BadParameter(f"`{name}=` has no value", param_hint="--set")
+        if name in out:
+            raise click.BadParameter(f"`{name}` is given twice ({name}={out[name]} and {name}={expr}); "
+                                     "give each input once", param_hint="--set")
         out[name] = expr
     return out
 
@@ -80,6 +125,9 @@ def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None
             raise click.UsageError("--instance is refused on an IR file: it holds its settings; "
                                    "give --horizon, --warmup, --seed, --arrivals or --trace")
         program = ir.read(path)
+        if trace is not None and program.trace is None:
+            raise click.UsageError(f"--trace {trace}: the program replays no trace, so there is none to "
+                                   "replace")
         changes = {k: v for k, v in (("horizon", horizon), ("warmup", warmup), ("seed", seed),
                                      ("arrivals", arrivals), ("trace", trace)) if v is not None}
         if changes:
@@ -189,21 +237,34 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.option("--dump", type=click.Path(file_okay=False), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
+@click.option("--max-events", type=click.IntRange(min=1), help="stop the run after N events")
+@click.option("--max-seconds", type=float, callback=_positive, help="stop the run after S seconds")
 @click.option("--no-strokes", is_flag=True,
               help="run every engine iteration step by step (the same report; slower)")
 @_inputs
-def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, no_strokes,
-        inputs):
+def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, max_events,
+        max_seconds, no_strokes, inputs):
     """Simulate the program and print its report.  The run's length comes from
     --horizon, an instance file (--instance), or the program's default
-    instance (instances/NAME.sq beside it); inputs from --set or after --."""
+    instance (instances/NAME.sq beside it); inputs from --set or after --.
+    A run that stops before its end (--max-events, --max-seconds, Ctrl-C)
+    prints what it measured, marked partial, and writes no --json or --dump;
+    it exits 1 (130 for Ctrl-C)."""
     program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                            trace=trace, instance=instance, inputs=inputs)
+    from . import sim
     try:
-        from . import sim
-    except ImportError:  # pragma: no cover
-        raise click.ClickException("the simulator is not installed")
-    report = sim.simulate(program, progress=True, strokes=not no_strokes)
+        with _ctrl_c() as stop:
+            report = sim.simulate(program, progress=True, samples=bool(dump), max_events=max_events,
+                                  max_seconds=max_seconds, interrupt=stop, strokes=not no_strokes)
+    except sim.RunStopped as stopped:
+        if not (as_json or dump or claims_only) and stopped.report is not None:
+            click.echo(stopped.report.text())
+        click.echo(stopped.render(), err=True)
+        if as_json or dump:
+            click.echo("  nothing written: --json and --dump are written only by a run that finished",
+                       err=True)
+        sys.exit(EXIT_INTERRUPTED if stopped.reason == "interrupt" else 1)
     if dump:
         report.dump(dump)
     if claims_only:
@@ -235,10 +296,34 @@ def draw(file, sets, view, fmt, out):
     from .draw import render
     text = render(program, view=view, fmt=fmt)
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        from .files import write_file
+        write_file(out, text, "--out ")
     else:
         click.echo(text, nl=False)
+
+
+class _ctrl_c:
+    """While a run runs, Ctrl-C asks it to stop at its next check (a partial
+    report); a second Ctrl-C interrupts at once."""
+
+    def __init__(self):
+        self.flag = False
+
+    def is_set(self) -> bool:
+        return self.flag
+
+    def _handler(self, signum, frame):
+        if self.flag:
+            raise KeyboardInterrupt
+        self.flag = True
+
+    def __enter__(self):
+        self.old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        signal.signal(signal.SIGINT, self.old)
+        return False
 
 
 # ---------------------------------------------------------------- the vLLM oracle

@@ -52,7 +52,7 @@ class Sources:
         text = cls._texts.get(path)
         if text is None:
             try:
-                with open(path, encoding="utf-8") as f:
+                with open(path, encoding="utf-8", errors="replace") as f:
                     text = f.read()
             except OSError:
                 return None
@@ -65,17 +65,22 @@ class Sources:
 
 @dataclass
 class Diagnostic:
+    """One problem.  ``span`` is where it is in the source; a problem of an
+    IR file, which has no source there, names its ``field`` instead, as a
+    path into the file's JSON (``$.blocks[3].stmts[0]``)."""
+
     code: str
     message: str
     span: Optional[Span] = None
     help: Optional[str] = None
     notes: list[str] = field(default_factory=list)
     severity: str = "error"
+    field: Optional[str] = None
 
     def render(self) -> str:
         head = f"{self.severity}[{self.code}]: {self.message}"
         if self.span is None:
-            out = [head]
+            out = [f"{self.field}: {head}" if self.field else head]
         else:
             out = [f"{self.span}: {head}"]
             src = Sources.line(self.span.file, self.span.line)
@@ -130,8 +135,8 @@ class Collector:
         self.items: list[Diagnostic] = []
 
     def add(self, code: str, message: str, span: Optional[Span] = None,
-            help: Optional[str] = None, notes: Iterable[str] = ()) -> None:
-        self.items.append(Diagnostic(code, message, span, help, list(notes)))
+            help: Optional[str] = None, notes: Iterable[str] = (), field: Optional[str] = None) -> None:
+        self.items.append(Diagnostic(code, message, span, help, list(notes), field=field))
 
     def extend(self, err: SerqError) -> None:
         self.items.extend(err.diagnostics)
@@ -140,7 +145,7 @@ class Collector:
         if self.items:
             seen, unique = set(), []
             for d in self.items:
-                key = (d.code, d.message, d.span)
+                key = (d.code, d.message, d.span, d.field)
                 if key not in seen:
                     seen.add(key)
                     unique.append(d)
@@ -148,11 +153,34 @@ class Collector:
             # stable order: by file, line, column, then insertion
             order = sorted(range(len(self.items)), key=lambda i: (
                 (self.items[i].span.file, self.items[i].span.line, self.items[i].span.col)
-                if self.items[i].span else ("", 0, 0), i))
+                if self.items[i].span else ("", 0, 0), i))    # (IR fields: in the order found)
             raise SerqError([self.items[i] for i in order])
 
     def __bool__(self) -> bool:
         return bool(self.items)
+
+
+def read_text(path: str, what: str = "") -> str:
+    """A source file's text: UTF-8, a byte-order mark skipped.  A file that
+    cannot be read, or is not UTF-8 (named at its first bad byte), is a
+    SerqError."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise SerqError(Diagnostic("E001", f"cannot read {what}{path}: {e.strerror}"))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        shown = data.decode("utf-8", errors="replace")
+        Sources.add(path, shown)
+        start = data.rfind(b"\n", 0, e.start) + 1
+        line = data.count(b"\n", 0, e.start) + 1
+        col = len(data[start:e.start].decode("utf-8", errors="replace")) + 1
+        raise SerqError(Diagnostic(
+            "E002", f"the {what or 'file '}is not UTF-8 text: byte 0x{data[e.start]:02x} does not decode",
+            Span.point(path, line, col), help="save the file as UTF-8")) from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> Optional[str]:

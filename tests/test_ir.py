@@ -81,7 +81,7 @@ def test_other_version_is_refused():
     d["version"] = 99
     with pytest.raises(SerqError) as info:
         from_data(d, "x.json")
-    assert info.value.render() == ("error[E902]: x.json: IR version 99 (this serq reads 1)\n"
+    assert info.value.render() == ("$.version: error[E902]: x.json: IR version 99 (this serq reads 1)\n"
                                    "  = help: regenerate the file from its program with `serq ir`")
 
 

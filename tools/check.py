@@ -15,7 +15,7 @@ sys.path.insert(0, ROOT)
 
 from serq.diag import SerqError  # noqa: E402
 from tools.examples import programs  # noqa: E402
-from tools.generated import check_generated, report  # noqa: E402
+from tools.generated import check_generated, report, same_program  # noqa: E402
 
 GOLDEN_HORIZON = 100.0
 
@@ -63,11 +63,23 @@ def main() -> int:
     args = ap.parse_args()
     os.chdir(ROOT)
     failures = 0
-    pairs = [(ir_path, oracle_ir(kind, src)) for kind, src, ir_path in oracle_ir_files()]
-    failures += report(check_generated(pairs, args.write_oracle_ir, "run `make oracle-ir`"))
+    pairs = []
+    for kind, src, ir_path in oracle_ir_files():
+        try:
+            pairs.append((ir_path, oracle_ir(kind, src)))
+        except SerqError as e:
+            print(e.render(), file=sys.stderr)
+            print(f"FAIL: {src} does not compile", file=sys.stderr)
+            failures += 1
     if args.write_oracle_ir:
-        print(f"wrote {len(pairs)} oracle IR files")
-        return 0
+        if failures:     # a refused input: nothing is written
+            print(f"oracle-ir: {failures} scenario(s) refused; nothing written", file=sys.stderr)
+            return 1
+        failures += report(check_generated(pairs, True, source=same_program))
+        if not failures:
+            print(f"wrote {len(pairs)} oracle IR files")
+        return 1 if failures else 0
+    failures += report(check_generated(pairs, False, "run `make oracle-ir`"))
     from serq.link import compile_file
     golden = []
     for ex in examples():
@@ -79,7 +91,18 @@ def main() -> int:
             failures += 1
             continue
         golden.append((golden_ir_path(ex), golden_ir(ex)))
-    failures += report(check_generated(golden, args.write_golden, "run `make golden` and review the diff"))
+    if args.write_golden and failures:
+        print(f"check: {failures} problem(s); no golden file written", file=sys.stderr)
+        return 1
+    paths = [p for p, _ in golden]
+    clash = sorted({p for p in paths if paths.count(p) > 1})
+    for p in clash:
+        print(f"FAIL: two examples have the golden file {p}", file=sys.stderr)
+        failures += 1
+    if args.write_golden and clash:
+        return 1
+    failures += report(check_generated(golden, args.write_golden, "run `make golden` and review the diff",
+                                       source=same_program))
     print(f"check: {len(examples())} examples link" + ("" if not failures else f"; {failures} problem(s)"))
     return 1 if failures else 0
 

@@ -56,6 +56,7 @@ def main(argv=None) -> int:
     from serq.link import compile_file
 
     problems: list[str] = []
+    golden: list = []
     drawn = 0
     exs = examples()
     for ex in exs:
@@ -78,13 +79,16 @@ def main(argv=None) -> int:
                 if render(program, view=view, fmt=fmt) != text:
                     problems.append(f"{what}: two renders differ")
                 if args.out:
+                    from serq.files import write_file
                     os.makedirs(args.out, exist_ok=True)
-                    with open(os.path.join(args.out, f"{stem(ex)}.{view}.{FORMATS[fmt]}"), "w",
-                              encoding="utf-8") as f:
-                        f.write(text)
+                    write_file(os.path.join(args.out, f"{stem(ex)}.{view}.{FORMATS[fmt]}"), text)
                 if ex in GOLDEN:
-                    problems += check_generated([(golden_path(ex, view, fmt), text)], args.write,
-                                                "run tools/draw_check.py --write and review the diff")
+                    golden.append((golden_path(ex, view, fmt), text))
+    # the golden figures: compared, or (every figure drawn, no problem) written
+    if args.write and problems:
+        problems.append("no golden figure written")
+    else:
+        problems += check_generated(golden, args.write, "run tools/draw_check.py --write and review the diff")
     for p in problems:
         print(p, file=sys.stderr)
     print(f"draw: {drawn} figures of {len(exs)} examples"

@@ -11,12 +11,7 @@ __all__ = ["model", "dumps", "loads", "from_data", "to_data", "IR_VERSION", "Pro
 
 def read(path: str) -> Program:
     """Read and validate an IR file."""
-    from ..diag import SerqError, Diagnostic
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise SerqError(Diagnostic("E001", f"cannot read {path}: {e.strerror}"))
-    program = loads(text, path)
+    from ..diag import read_text
+    program = loads(read_text(path), path)
     validate(program)
     return program

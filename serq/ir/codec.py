@@ -26,7 +26,7 @@ import typing
 from functools import lru_cache
 from typing import Any, Union
 
-from ..diag import SerqError, Diagnostic
+from ..diag import Diagnostic, SerqError, Sources, Span
 from . import model as M
 
 # The unions whose members are tagged variants, and each member's tag.
@@ -240,21 +240,27 @@ def _decode_variant(members: tuple[type, ...], data: Any, path: str) -> Any:
 def from_data(data: Any, source: str = "<ir>") -> M.Program:
     """Read a program from parsed JSON; raises SerqError on a malformed file."""
     if not isinstance(data, dict):
-        raise SerqError(Diagnostic("E901", f"{source}: an IR file is a JSON object"))
+        raise SerqError(Diagnostic("E901", f"{source}: an IR file is a JSON object", field="$"))
     version = data.get("version")
-    if version != M.IR_VERSION:
+    if version != M.IR_VERSION or type(version) is not int:
         raise SerqError(Diagnostic(
-            "E902", f"{source}: IR version {version} (this serq reads {M.IR_VERSION})",
-            help="regenerate the file from its program with `serq ir`"))
+            "E902", f"{source}: IR version {json.dumps(version)[:40]} (this serq reads {M.IR_VERSION})",
+            help="regenerate the file from its program with `serq ir`", field="$.version"))
     try:
         return _decode_record(M.Program, data, "$")
     except _Bad as bad:
         raise SerqError(Diagnostic("E903", f"{source}: malformed IR at {bad.path}: {bad.message}"))
+    except RecursionError:
+        raise SerqError(Diagnostic("E903", f"{source}: the IR nests too deeply for serq", field="$")) from None
 
 
 def loads(text: str, source: str = "<ir>") -> M.Program:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SerqError(Diagnostic("E900", f"{source}:{e.lineno}:{e.colno}: not JSON: {e.msg}"))
+        Sources.add(source, text)
+        raise SerqError(Diagnostic("E900", f"not JSON: {e.msg}", Span.point(source, e.lineno, e.colno)))
+    except RecursionError:
+        raise SerqError(Diagnostic("E900", "not JSON this serq reads: it nests too deeply",
+                                   Span.point(source, 1, 1))) from None
     return from_data(data, source)

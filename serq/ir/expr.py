@@ -193,3 +193,62 @@ def is_test(e: M.Expr) -> bool:
     if type(e) is M.EUnary:
         return e.op == "Not"
     return False
+
+
+# ---------------------------------------------------------------------------
+# The domains of the distributions.  A draw whose parameters are outside its
+# distribution's domain is the program's error: refused when the linker or
+# the validator folds them to constants, and by the simulator when it draws.
+
+MAX_PHASES = 1_000_000
+MAX_H2_CV2 = 1e15   # beyond, the balanced H2's second phase has no probability a float holds
+
+
+def dist_problem(dist: str, args) -> Optional[str]:
+    """What is wrong with the parameters ``args`` of ``~dist``, in words, or
+    None when they are in its domain:
+
+    * ``exp(mean)``: a finite mean ≥ 0;
+    * ``det(x)``: any number (a NaN constant does not link, as every NaN
+      constant);
+    * ``uniform(lo, hi)``: finite bounds, lo ≤ hi;
+    * ``erlang(k, mean)``: a whole number of phases from 1 to a million, a
+      finite mean ≥ 0;
+    * ``h2(mean, cv2)``: a finite mean ≥ 0 and a squared coefficient of
+      variation from 1 to 10^15 (an H2 varies at least as much as an
+      exponential; ``erlang`` varies less);
+    * ``bernoulli(p)``: any number but NaN, 1 with probability p (p ≤ 0:
+      never, p ≥ 1: always)."""
+    name = f"~{dist.lower()}"
+    if dist in ("Exp", "Erlang", "H2"):
+        mean = args[0] if dist != "Erlang" else args[1]
+        if not (mean >= 0 and mean - mean == 0):
+            return f"the mean of `{name}` is a finite number ≥ 0, not {_num(mean)}"
+    if dist == "Bernoulli":
+        if args[0] != args[0]:
+            return f"the probability of `{name}` is NaN"
+    elif dist == "Uniform":
+        lo, hi = args
+        if not (lo - lo == 0 and hi - hi == 0 and lo <= hi):
+            return (f"`~uniform(lo, hi)` takes finite bounds with lo ≤ hi, not ({_num(lo)}, "
+                    f"{_num(hi)})")
+    elif dist == "Erlang":
+        k = args[0]
+        if not (1 <= k <= MAX_PHASES and k == math.floor(k)):
+            return f"the phases of `~erlang` are a whole number from 1 to {MAX_PHASES:,}, not {_num(k)}"
+    elif dist == "H2":
+        cv2 = args[1]
+        if not (1 <= cv2 <= MAX_H2_CV2):
+            return (f"the squared coefficient of variation of `~h2` is from 1 to 1e15, not {_num(cv2)}"
+                    + (" (below 1, `~erlang` varies less than an exponential)" if cv2 < 1 else ""))
+    return None
+
+
+def _num(v: float) -> str:
+    if v != v:
+        return "NaN"
+    if v - v != 0:
+        return "inf" if v > 0 else "-inf"
+    if v == math.floor(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)

@@ -30,9 +30,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from ..diag import Collector, SerqError, Span
+from ..diag import Collector, Diagnostic, SerqError, Span
 from . import model as M
-from .expr import children, const_value, is_constant, strip_cost, walk
+from .expr import children, const_value, dist_problem, is_constant, strip_cost, walk
 from .moments import CTX_SPELLING, MOMENTS, QUERY_SPELLING, Moment
 
 
@@ -53,26 +53,30 @@ class Checker:
         self.cur_stmt: object = None
         self.first_fork: Optional[tuple] = None
         self.block_parent: dict[int, int] = {}
+        self.cur_path = "$"     # the IR field being checked: where a problem without a span is
 
     # -- reporting ---------------------------------------------------------
     def problem(self, code: str, message: str, node: object = None, help: Optional[str] = None,
-                loc: Optional[M.Loc] = None) -> None:
+                loc: Optional[M.Loc] = None, field: Optional[str] = None) -> None:
+        """A problem at the source span of ``node`` (or of the statement or
+        declaration being checked); where there is none, at the IR ``field``
+        (or the path of what is being checked)."""
         span = None
         if node is not None and self.span_of is not None:
             span = self.span_of(node)
         if span is None and loc is None and self.cur_stmt is not None and self.span_of is not None:
             span = self.span_of(self.cur_stmt)
-        if span is None:
+        if span is None and field is None:
             loc = loc or self.cur_loc
-            if loc is not None and 0 <= loc.file < len(self.p.files):
+            if loc is not None and 0 <= loc.file < len(self.p.files) and loc.line >= 1 and loc.col >= 1:
                 span = Span.point(self.p.files[loc.file], loc.line, loc.col)
-        self.out.add(code, message, span, help)
+        self.out.add(code, message, span, help, field=None if span is not None else field or self.cur_path)
 
     # -- entry -------------------------------------------------------------
     def run(self) -> None:
         p = self.p
         if p.version != M.IR_VERSION:
-            self.problem("E902", f"IR version {p.version} (this serq reads {M.IR_VERSION})")
+            self.problem("E902", f"IR version {p.version} (this serq reads {M.IR_VERSION})", field="$.version")
             self.out.check()
         self.check_tables()
         if self.out:
@@ -87,39 +91,51 @@ class Checker:
         p = self.p
         if tuple(p.attrs[:len(M.BUILTIN_ATTRS)]) != M.BUILTIN_ATTRS:
             self.problem("E910", "the first attributes must be the built-in ones "
-                         + ", ".join(M.BUILTIN_ATTRS))
+                         + ", ".join(M.BUILTIN_ATTRS), field="$.attrs")
         if len(set(p.attrs)) != len(p.attrs):
-            self.problem("E910", "attribute names must be distinct")
+            self.problem("E910", "attribute names must be distinct", field="$.attrs")
         if len(p.attr_types) != len(p.attrs):
-            self.problem("E910", "attr_types must have one entry per attribute")
+            self.problem("E910", f"attr_types must have one entry per attribute ({len(p.attr_types)} for "
+                         f"{len(p.attrs)})", field="$.attr_types")
         for i, t in enumerate(p.attr_types):
             if isinstance(t, str):
                 if t not in M.ATTR_TYPES:
                     self.problem("E910", f"attribute {p.attrs[i] if i < len(p.attrs) else i}: "
-                                 f"unknown type {t!r}")
+                                 f"unknown type {t!r}", field=f"$.attr_types[{i}]")
             else:
-                for tg in t:
-                    self.check_target(tg)
+                for j, tg in enumerate(t):
+                    self.check_target(tg, f"$.attr_types[{i}][{j}]")
         if len(set(p.observes)) != len(p.observes):
-            self.problem("E910", "observation names must be distinct")
+            self.problem("E910", "observation names must be distinct", field="$.observes")
+        for i, f in enumerate(p.files):
+            if not f:
+                self.problem("E910", "a source file's name is not empty", field=f"$.files[{i}]")
         for b, block in enumerate(p.blocks):
             if not (len(block.stmts) == len(block.locs) == len(block.sides)):
-                self.problem("E910", f"block {b}: stmts, locs and sides must have one entry each")
-            for s in block.sides:
-                if s not in M.SIDES:
-                    self.problem("E910", f"block {b}: unknown side {s!r}")
-            for loc in block.locs:
-                if loc is not None and not (0 <= loc.file < len(p.files)):
-                    self.problem("E910", f"block {b}: location file {loc.file} out of range")
+                self.problem("E910", f"block {b}: stmts, locs and sides must have one entry each "
+                             f"({len(block.stmts)}, {len(block.locs)}, {len(block.sides)})",
+                             field=f"$.blocks[{b}]")
+            for i, side in enumerate(block.sides):
+                if side not in M.SIDES:
+                    self.problem("E910", f"block {b}: unknown side {side!r} (one of client, server)",
+                                 field=f"$.blocks[{b}].sides[{i}]")
+            for i, loc in enumerate(block.locs):
+                self.check_loc(loc, f"$.blocks[{b}].locs[{i}]")
+        for kind, decls in (("pools", p.pools), ("stages", p.stages), ("gauges", p.gauges),
+                            ("claims", p.claims)):
+            for i, d in enumerate(decls):
+                self.check_loc(d.loc, f"$.{kind}[{i}].loc")
         nb = len(p.blocks)
         for name, b in (("session", p.session), ("init", p.init), ("turn", p.turn)):
             if b is not None and not (0 <= b < nb):
-                self.problem("E910", f"{name} block {b} out of range")
-        for h in p.hidden:
+                self.problem("E910", f"{name} block {b} out of range (the program has {nb} blocks)",
+                             field=f"$.{name}")
+        for i, h in enumerate(p.hidden):
             if not (0 <= h < len(p.attrs)):
-                self.problem("E910", f"hidden slot {h} out of range")
+                self.problem("E910", f"hidden slot {h} out of range", field=f"$.hidden[{i}]")
             elif p.attrs[h] in ("cached", "computed"):
-                self.problem("E910", f"`{p.attrs[h]}` is set by the scheduler and cannot be hidden")
+                self.problem("E910", f"`{p.attrs[h]}` is set by the scheduler and cannot be hidden",
+                             field=f"$.hidden[{i}]")
         # families: consecutive declarations with the same name and indices 0..n-1
         for kind, decls in (("pool", p.pools), ("stage", p.stages)):
             i = 0
@@ -127,7 +143,7 @@ class Checker:
             while i < len(decls):
                 d = decls[i]
                 if d.name in names:
-                    self.problem("E910", f"{kind} `{d.name}` declared twice")
+                    self.problem("E910", f"{kind} `{d.name}` declared twice", field=f"$.{kind}s[{i}].name")
                 names.add(d.name)
                 if d.index is None:
                     i += 1
@@ -135,35 +151,40 @@ class Checker:
                 j = i
                 while j < len(decls) and decls[j].name == d.name:
                     if decls[j].index != j - i:
-                        self.problem("E910", f"{kind} family `{d.name}`: members out of order")
+                        self.problem("E910", f"{kind} family `{d.name}`: members out of order",
+                                     field=f"$.{kind}s[{j}].index")
                     j += 1
                 i = j
         for r, reg in enumerate(p.registers):
             if not (0 <= reg.stage < len(p.stages)) or type(p.stages[reg.stage].kind) is not M.KStep:
-                self.problem("E910", f"register `{reg.name}`: stage {reg.stage} is not a step stage")
+                self.problem("E910", f"register `{reg.name}`: stage {reg.stage} is not a step stage",
+                             field=f"$.registers[{r}].stage")
             elif p.stages[reg.stage].kind.iteration is None:
-                self.problem("E910", f"register `{reg.name}`: its stage has no iteration body")
+                self.problem("E910", f"register `{reg.name}`: its stage has no iteration body",
+                             field=f"$.registers[{r}].stage")
             if not math.isfinite(reg.init):
-                self.problem("E910", f"register `{reg.name}`: initial value must be finite")
+                self.problem("E910", f"register `{reg.name}`: initial value must be finite",
+                             field=f"$.registers[{r}].init")
         # the block arena is a tree rooted at init, turn and session
         refs: dict[int, int] = {}
         for b, block in enumerate(p.blocks):
-            for s in block.stmts:
+            for i, s in enumerate(block.stmts):
                 for child in M.child_blocks(s):
                     if not (0 <= child < nb):
-                        self.problem("E910", f"block {b}: refers to block {child}, out of range")
+                        self.problem("E910", f"block {b}: refers to block {child}, out of range",
+                                     field=f"$.blocks[{b}].stmts[{i}]")
                         continue
                     refs[child] = refs.get(child, 0) + 1
                     self.block_parent[child] = b
         roots = [x for x in (p.session, p.init, p.turn) if x is not None]
         for r in roots:
             if r in refs:
-                self.problem("E910", f"root block {r} is also a statement's body")
+                self.problem("E910", f"root block {r} is also a statement's body", field=f"$.blocks[{r}]")
         for child, n in refs.items():
             if n > 1:
-                self.problem("E910", f"block {child} is the body of {n} statements")
+                self.problem("E910", f"block {child} is the body of {n} statements", field=f"$.blocks[{child}]")
         if len(set(roots)) != len(roots):
-            self.problem("E910", "init, turn and session must be distinct blocks")
+            self.problem("E910", "init, turn and session must be distinct blocks", field="$.session")
         # reachability / cycles
         seen: set[int] = set()
         stack = list(roots)
@@ -176,14 +197,28 @@ class Checker:
                 stack.extend(M.child_blocks(s))
         for b in range(nb):
             if b not in seen:
-                self.problem("E910", f"block {b} is not reachable from init, turn or session")
+                self.problem("E910", f"block {b} is not reachable from init, turn or session",
+                             field=f"$.blocks[{b}]")
 
-    def check_target(self, tg: M.Target) -> None:
+    def check_loc(self, loc: Optional[M.Loc], field: str) -> None:
+        if loc is None:
+            return
+        if not (0 <= loc.file < len(self.p.files)):
+            self.problem("E910", f"location file {loc.file} out of range (the program has "
+                         f"{len(self.p.files)} files)", field=field)
+        elif loc.line < 1 or loc.col < 1:
+            self.problem("E910", f"a location's line and column count from 1, not {loc.line}:{loc.col}",
+                         field=field)
+
+    def check_target(self, tg: M.Target, field: Optional[str] = None) -> None:
         decls = self.p.pools if tg.kind == "pool" else self.p.stages if tg.kind == "stage" else None
         if decls is None:
-            self.problem("E910", f"cost target kind {tg.kind!r} is neither pool nor stage")
+            self.problem("E910", f"cost target kind {tg.kind!r} is neither pool nor stage", field=field)
         elif not (0 <= tg.base < len(decls)):
-            self.problem("E910", f"cost target {tg.kind} {tg.base} out of range")
+            self.problem("E910", f"cost target {tg.kind} {tg.base} out of range", field=field)
+        elif decls[tg.base].index not in (None, 0):
+            self.problem("E910", f"cost target {tg.kind} {tg.base} is not the first member of its family",
+                         field=field)
 
     def check_ref(self, ref: M.Ref, kind: str, moment: Moment, node: object) -> bool:
         decls = self.p.pools if kind == "pool" else self.p.stages
@@ -191,8 +226,11 @@ class Checker:
             self.problem("E910", f"{kind} reference {ref.base}+{ref.count} out of range", node)
             return False
         first = decls[ref.base]
-        if any(decls[ref.base + k].name != first.name for k in range(ref.count)):
-            self.problem("E910", f"{kind} reference {ref.base}+{ref.count} is not one family", node)
+        end = ref.base + ref.count
+        if any(decls[ref.base + k].name != first.name for k in range(ref.count)) or \
+                first.index not in (None, 0) or (end < len(decls) and decls[end].name == first.name) or \
+                (ref.count > 1 and first.index is None):
+            self.problem("E910", f"{kind} reference {ref.base}+{ref.count} is not one whole family", node)
             return False
         if ref.count > 1 and ref.index is None:
             self.problem("E301", f"{kind} family `{first.name}` needs an index", node,
@@ -202,7 +240,7 @@ class Checker:
             self.check_expr(ref.index, moment, node)
             v = const_value(ref.index)
             if v is not None:
-                if not (v == math.floor(v) and 0 <= v < ref.count):
+                if not (0 <= v < ref.count and v == math.floor(v)):
                     self.problem("E402", f"index {_fmt(v)} out of range for `{first.name}`, "
                                  f"which has {ref.count} member{'s' if ref.count != 1 else ''}",
                                  ref.index, help=f"an index is a whole number from 0 to {ref.count - 1}")
@@ -248,6 +286,8 @@ class Checker:
                     self.problem("E910", f"unknown distribution {x.dist!r}", x)
                 elif len(x.args) != M.DISTS[x.dist]:
                     self.problem("E910", f"~{x.dist.lower()} takes {M.DISTS[x.dist]} arguments", x)
+                else:
+                    self.const_draw(x)
                 if not moment.draws:
                     self.problem("E505", f"a draw is not allowed in {moment.description}", x,
                                  help="sample into an attribute first (`set x = ~…;`) and read that")
@@ -318,6 +358,8 @@ class Checker:
         if t is M.ECond:
             a, b = self.type_of(e.then), self.type_of(e.other)
             return _join_cost(a, b, e.then, e.other)
+        if t is M.EFn and len(e.args) != M.FNS.get(e.fn):
+            return "Value"   # (refused by check_expr)
         if t is M.EFn and e.fn in ("Min", "Max"):
             a, b = self.type_of(e.args[0]), self.type_of(e.args[1])
             return _join_cost(a, b, e.args[0], e.args[1])
@@ -366,6 +408,7 @@ class Checker:
         p = self.p
         for i, pool in enumerate(p.pools):
             self.cur_loc = pool.loc
+            self.cur_path = f"$.pools[{i}]"
             label = p.pool_label(i)
             if math.isnan(pool.cap) or pool.cap < 0:
                 self.problem("E403", f"pool `{label}`: cap must be a number ≥ 0")
@@ -407,6 +450,7 @@ class Checker:
         memories: dict[int, int] = {}
         for i, st in enumerate(p.stages):
             self.cur_loc = st.loc
+            self.cur_path = f"$.stages[{i}]"
             label = p.stage_label(i)
             k = st.kind
             if type(k) is M.KFifo:
@@ -438,12 +482,14 @@ class Checker:
                     if not _iter_reaches(k.iteration):
                         self.problem("E711", f"engine `{label}`: a path through the schedule neither "
                                      "advances nor admits")
-        for g in p.gauges:
+        for i, g in enumerate(p.gauges):
             self.cur_loc = g.loc
+            self.cur_path = f"$.gauges[{i}]"
             self.check_expr(g.expr, MOMENTS["Gauge"], regs_ok=frozenset(range(len(p.registers))))
         names = set()
-        for c in p.claims:
+        for i, c in enumerate(p.claims):
             self.cur_loc = c.loc
+            self.cur_path = f"$.claims[{i}]"
             if c.name in names:
                 self.problem("E910", f"claim `{c.name}` declared twice")
             names.add(c.name)
@@ -459,6 +505,7 @@ class Checker:
         self.cur_loc = None
         # arrivals
         a = p.arrival
+        self.cur_path = "$.arrival"
         if type(a) is M.APoisson:
             if not (a.rate > 0 and math.isfinite(a.rate)):
                 self.problem("E404", f"poisson rate {_fmt(a.rate)} must be positive and finite")
@@ -493,7 +540,7 @@ class Checker:
                 self.problem("E293", "`arrive trace` reads the rows of an ordered Mooncake trace "
                              "(`trace \"FILE.jsonl\" ordered;`)")
         if p.share not in (None, "MaxMin", "Bottleneck"):
-            self.problem("E910", f"unknown share {p.share!r}")
+            self.problem("E910", f"unknown share {p.share!r}", field="$.share")
 
     def check_shared(self, pool: M.Pool, label: str) -> None:
         """A content-addressed pool (`cache shared;`) names whole blocks of
@@ -538,29 +585,39 @@ class Checker:
         for name, b in (("init", p.init), ("turn", p.turn)):
             if b is None:
                 continue
-            for s, loc in zip(p.blocks[b].stmts, p.blocks[b].locs):
+            for i, (s, loc) in enumerate(zip(p.blocks[b].stmts, p.blocks[b].locs)):
                 if type(s) not in (M.SSet, M.SObserve):
                     self.cur_loc = loc
-                    self.problem("E712", f"the workload's {name} block may only set and observe")
+                    self.problem("E712", f"the workload's {name} block may only set and observe",
+                                 field=f"$.blocks[{b}].stmts[{i}]")
         self.has_fork = False
         self.has_join = False
         for root in (p.init, p.turn, p.session):
             if root is not None:
                 self.walk_block(root, holds=(), in_fork=False, in_loop=False)
         if self.has_fork != self.has_join:
-            node, loc = self.first_fork or (None, None)
-            self.cur_loc, self.cur_stmt = loc, node
+            node, loc, path = self.first_fork or (None, None, "$.blocks")
+            self.cur_loc, self.cur_stmt, self.cur_path = loc, node, path
             self.problem("E713", "a program that forks joins somewhere, and a join needs a fork",
                          node, help="`join;` waits until every leg forked so far has ended")
             self.cur_stmt = None
-        if self.needs_share() and p.share is None:
+        flow = self.first_flow()
+        if flow is not None and p.share is None:
+            (self.cur_stmt, self.cur_loc, self.cur_path) = flow
             self.problem("E714", "a run over several stages needs the program's share",
                          help="write `share maxmin;` or `share bottleneck;`")
-        if not self.needs_share() and p.share is not None:
-            self.problem("E714", "`share` is only for runs over several stages")
+            self.cur_stmt = None
+        if flow is None and p.share is not None:
+            self.cur_loc = None
+            self.problem("E714", "`share` is only for runs over several stages", field="$.share")
 
-    def needs_share(self) -> bool:
-        return any(type(s) is M.SRun and s.also for b in self.p.blocks for s in b.stmts)
+    def first_flow(self):
+        """The first run over several stages, as (statement, location, path)."""
+        for b, block in enumerate(self.p.blocks):
+            for i, (s, loc) in enumerate(zip(block.stmts, block.locs)):
+                if type(s) is M.SRun and s.also:
+                    return s, loc, f"$.blocks[{b}].stmts[{i}]"
+        return None
 
     def leased_refs(self) -> list[M.Ref]:
         return [s.lease.pool for b in self.p.blocks for s in b.stmts
@@ -569,9 +626,10 @@ class Checker:
     def walk_block(self, b: int, holds: tuple, in_fork: bool, in_loop: bool) -> None:
         p = self.p
         block = p.blocks[b]
-        for s, loc, side in zip(block.stmts, block.locs, block.sides):
+        for i, (s, loc, side) in enumerate(zip(block.stmts, block.locs, block.sides)):
             self.cur_loc = loc
             self.cur_stmt = s
+            self.cur_path = f"$.blocks[{b}].stmts[{i}]"
             self.check_stmt(s, holds, in_fork, in_loop, side)
             self.cur_stmt = None
 
@@ -650,7 +708,7 @@ class Checker:
         elif t is M.SFork:
             self.has_fork = True
             if self.first_fork is None:
-                self.first_fork = (s, self.cur_loc)
+                self.first_fork = (s, self.cur_loc, self.cur_path)
             if in_fork:
                 self.problem("E715", "a leg (fork) may not fork")
             for h in holds:
@@ -663,7 +721,7 @@ class Checker:
         elif t is M.SJoin:
             self.has_join = True
             if self.first_fork is None:
-                self.first_fork = (s, self.cur_loc)
+                self.first_fork = (s, self.cur_loc, self.cur_path)
             if in_fork:
                 self.problem("E715", "a leg (fork) may not join")
         elif t is M.SContent:
@@ -796,6 +854,18 @@ class Checker:
             self.problem("E406", f"the {what} {_fmt(v)} are above the cap {_fmt(best.cap)} of "
                          f"`{best.name}`: the hold would be rejected whenever it is reached", e)
 
+    def const_draw(self, x: M.ESample) -> None:
+        """A draw whose parameters are constants: in its distribution's domain
+        (``serq.ir.expr.dist_problem``), a constant probability from 0 to 1."""
+        vals = [const_value(a) for a in x.args]
+        if None in vals:
+            return
+        why = dist_problem(x.dist, vals)
+        if why is None and x.dist == "Bernoulli" and not (0 <= vals[0] <= 1):
+            why = f"a constant probability is from 0 to 1, not {_fmt(vals[0])}"
+        if why is not None:
+            self.problem("E408", why, x, help=_DIST_HELP.get(x.dist))
+
     def const_guard(self, e: M.Expr) -> None:
         v = const_value(e)
         if v is not None and v not in (0.0, 1.0):
@@ -831,18 +901,20 @@ class Checker:
         p = self.p
         self.cur_loc, self.cur_stmt = None, None
         if not (p.horizon > 0 and math.isfinite(p.horizon)):
-            self.problem("E740", f"horizon must be a finite positive number, not {_fmt(p.horizon)}")
+            self.problem("E740", f"horizon must be a finite positive number, not {_fmt(p.horizon)}",
+                         field="$.horizon")
         if not (p.warmup >= 0 and math.isfinite(p.warmup)):
-            self.problem("E740", f"warmup must be a finite number ≥ 0, not {_fmt(p.warmup)}")
+            self.problem("E740", f"warmup must be a finite number ≥ 0, not {_fmt(p.warmup)}", field="$.warmup")
         elif p.warmup >= p.horizon and p.horizon > 0:
-            self.problem("E740", f"warmup {_fmt(p.warmup)} must be below the horizon {_fmt(p.horizon)}")
+            self.problem("E740", f"warmup {_fmt(p.warmup)} must be below the horizon {_fmt(p.horizon)}",
+                         field="$.warmup")
         if p.seed < 0:
-            self.problem("E740", "seed must be ≥ 0")
+            self.problem("E740", "seed must be ≥ 0", field="$.seed")
         if p.arrivals is not None:
             if p.arrivals < 1:
-                self.problem("E740", "arrivals must be a positive whole number")
+                self.problem("E740", "arrivals must be a positive whole number", field="$.arrivals")
             if type(p.arrival) not in M.OPEN_ARRIVALS:
-                self.problem("E740", "--arrivals needs an open workload (poisson or renewal)")
+                self.problem("E740", "--arrivals needs an open workload (poisson or renewal)", field="$.arrivals")
 
 
 def _join_cost(a, b, ea, eb):
@@ -864,6 +936,15 @@ def _iter_reaches(body: tuple) -> bool:
     return False
 
 
+_DIST_HELP = {
+    "Exp": "`~exp(m)` draws an exponential of mean m",
+    "Uniform": "`~uniform(lo, hi)` draws from lo to hi",
+    "Erlang": "`~erlang(k, m)` is the sum of k exponentials of mean m / k",
+    "H2": "`~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`",
+    "Bernoulli": "`~bernoulli(p)` is 1 with probability p",
+}
+
+
 def _fmt(v: float) -> str:
     if isinstance(v, float) and math.isfinite(v) and v == math.floor(v):
         return str(int(v))
@@ -876,4 +957,7 @@ def _fmt(v: float) -> str:
 
 def validate(program: M.Program, span_of: Optional[Callable[[object], Optional[Span]]] = None) -> None:
     """Raise SerqError listing every rule ``program`` breaks."""
-    Checker(program, span_of).run()
+    try:
+        Checker(program, span_of).run()
+    except RecursionError:
+        raise SerqError(Diagnostic("E910", "the IR nests too deeply for serq to check", field="$")) from None

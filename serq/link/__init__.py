@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..diag import Diagnostic, SerqError
+import math
+
+from ..diag import Diagnostic, SerqError, Span, read_text
 from ..ir.model import Program
+from ..syntax import ast as A
 from ..syntax.parser import parse
 from .linker import Linker
 
@@ -16,20 +19,64 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
     """Parse and link a program.  ``sets`` maps input names to expression
     text (``--set name=expr``); the execution settings go into the IR.
     ``horizon`` None links for inspection (``serq check``) with a
-    placeholder horizon of 1."""
-    prog = parse(text, path)
+    placeholder horizon of 1.  A value of ``sets`` may also be a number."""
+    sets = _set_texts(sets)
     settings = {"horizon": 1.0 if horizon is None else horizon, "warmup": warmup, "seed": seed,
                 "arrivals": arrivals, "trace": trace}
-    return Linker(path, sets, settings).link(prog)
+    _check_settings(settings)
+    if not isinstance(text, str):
+        raise SerqError(Diagnostic("E001", f"{path}: a program is text, not {type(text).__name__}"))
+    try:
+        prog = parse(text, path)
+        return Linker(path, sets, settings).link(prog)
+    except RecursionError:   # Python's stack, not the program's error: said as what it is
+        raise SerqError(Diagnostic(
+            "E103", "the program nests too deeply for serq (an expression of some thousands of operators "
+            "in a row, or definitions within definitions)", Span(path, 1, 1, 1, 2),
+            help="write it in steps, each naming the last (`let`, `set`), or as an aggregate: "
+                 "`sum j in n (…)`")) from None
 
 
 def compile_file(path: str, **kw) -> Program:
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise SerqError(Diagnostic("E001", f"cannot read {path}: {e.strerror}"))
-    return compile_source(text, path, **kw)
+    return compile_source(read_text(path), path, **kw)
+
+
+def _check_settings(settings: dict) -> None:
+    """The execution settings are of their types (their ranges are the
+    validator's): numbers, a whole seed and count, a path."""
+    def bad(name, want):
+        v = settings[name]
+        raise SerqError(Diagnostic("E740", f"{name} is {want}, not {type(v).__name__} {v!r}"[:200],
+                                   field=f"$.{name}"))
+    for name in ("horizon", "warmup"):
+        v = settings[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            bad(name, "a number")
+    for name in ("seed", "arrivals"):
+        v = settings[name]
+        if v is None and name == "arrivals":
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            bad(name, "a whole number")
+    if settings["trace"] is not None and not isinstance(settings["trace"], str):
+        bad("trace", "a path")
+
+
+def _set_texts(sets: Optional[dict]) -> dict:
+    """``--set`` values as expression text (a number is written as one); an
+    instance file's inputs come already parsed (its expressions, located)."""
+    out = {}
+    for name, v in (sets or {}).items():
+        if isinstance(v, (str, A.Node)):
+            out[name] = v
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[name] = "inf" if v == math.inf else "-inf" if v == -math.inf else "(0 / 0)" if v != v \
+                else repr(v)
+        else:
+            raise SerqError(Diagnostic("E253", f"--set {name}: a value is an expression's text or a number, "
+                                               f"not {type(v).__name__} {v!r}"[:200],
+                                       help=f'sets={{"{name}": "1.5"}}'))
+    return out
 
 
 __all__ = ["compile_source", "compile_file"]

@@ -115,6 +115,8 @@ class ExprMixin:
             return self.expr(arg, aenv)
         if n in self.consts:
             return self.num(self.consts[n].value, e.span)
+        if n in self.failed_lets:
+            raise LinkAbort()   # its definition's error is reported
         if n == "inf":
             return self.num(math.inf, e.span)
         if env.entry is not None:
@@ -268,7 +270,7 @@ class ExprMixin:
         v = const_value(count)
         if v is None:
             self.fail("E403", "an aggregate's count is a number or a constant", e.count.span, env=env)
-        if not (v >= 0 and v == math.floor(v) and math.isfinite(v)):
+        if not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
             self.fail("E403", f"an aggregate's count must be a whole number, not {_fmt(v)}",
                       e.count.span, env=env)
         n = int(v)
@@ -372,6 +374,8 @@ class ExprMixin:
             if len(args) != len(res.params):
                 self.fail("E221", f"`{f}` takes {len(res.params)} argument(s), not {len(args)}",
                           e.span, env=env)
+            if any(w == f"`{f}`" for w, _ in env.expansions):
+                self.fail("E222", f"time resource `{f}` reaches itself", e.span, env=env)
             sub = {p: (a, env) for p, a in zip(res.params, args)}
             return self.expr(res.expr, env.fresh(clause=env.clause, engine=env.engine,
                                                  device=env.device).with_subst(sub)
@@ -487,7 +491,7 @@ class ExprMixin:
                 self.fail("E302", f"{kind} `{name}` is not an array; it takes no index", span, env=env)
             idx = self.expr(index, env)
             v = const_value(idx)
-            if v is not None and not (v == math.floor(v) and 0 <= v < fam.count):
+            if v is not None and not (0 <= v < fam.count and v == math.floor(v)):
                 self.fail("E402", f"index {_fmt(v)} out of range for `{name}`, which has {fam.count} "
                           f"member{'s' if fam.count != 1 else ''}", index.span, env=env,
                           help=f"an index is a whole number from 0 to {fam.count - 1}")

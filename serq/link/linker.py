@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..diag import Collector, Diagnostic, SerqError, Sources, Span, did_you_mean
+from ..diag import Collector, Diagnostic, SerqError, Sources, Span, did_you_mean, read_text
 from ..ir import model as M
 from ..ir.expr import const_value, draws, is_constant, walk
 from ..ir.validate import validate
@@ -161,17 +161,25 @@ class Linker(ExprMixin):
         self.relations: dict = {}               # reader queue -> queues.Relation
         self.queue_sets: dict = {}              # queue -> names its entries set
         self.share_decl: Optional[Span] = None
+        self.failed_lets: set[str] = set()    # constants whose definition failed (and was reported)
 
     # ================================================================ entry
     def link(self, prog: A.Program) -> M.Program:
         self.prog = prog
         for item in prog.top:
-            self.top_item(item, self.path)
+            try:
+                self.top_item(item, self.path)
+            except LinkAbort:
+                pass
         for item in prog.after:
             self.diag.add("E105", "declarations after `fn main()` are refused", item.span,
                           help="move them into main, or above it if they are constants, definitions "
                                "or imports")
         main_items = prog.main.items
+        if not main_items:
+            self.diag.add("E104", "`fn main()` is empty: there is nothing to check, draw or run", prog.main.span,
+                          help="main declares the deployment (pools, stages, engines) and its workload "
+                               "(`workload { arrive …; }`) with a `server { … }`")
         # imports, definitions and constants first (in order), so that every
         # declaration can read them
         for item in main_items:
@@ -243,14 +251,16 @@ class Linker(ExprMixin):
         path = os.path.normpath(os.path.join(base, item.path))
         if path in self.used_libraries:
             return
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError:
+        if not os.path.isfile(path):
             self.diag.add("E230", f"cannot read library `{item.path}`: no such file "
                           f"(looked for {path})", item.span,
                           help="a library is a file of definitions next to the program that uses it; "
                                "the standard one is `use \"std/args\";`")
+            return
+        try:
+            text = read_text(path, "library ")
+        except SerqError as e:
+            self.diag.items.extend(e.diagnostics)
             return
         self.used_libraries.add(path)
         self.files.append(path)
@@ -291,6 +301,14 @@ class Linker(ExprMixin):
         self.defs[d.name] = d
 
     def let(self, item: A.Let, in_main: bool):
+        try:
+            self.let_value(item, in_main)
+        except LinkAbort:
+            # reported; the uses of the name are not reported again as unknown
+            self.failed_lets.add(item.name)
+            raise
+
+    def let_value(self, item: A.Let, in_main: bool):
         env = Env(clause="const")
         e = item.expr
         input_name = None
@@ -526,7 +544,7 @@ class Linker(ExprMixin):
         if e is None:
             return 1, False
         value, deps = self.const_expr(e, Env(clause="const"))
-        if not (value >= 1 and value == math.floor(value) and math.isfinite(value)):
+        if not (value >= 1 and math.isfinite(value) and value == math.floor(value)):
             self.fail("E403", f"the size of {what} is a whole number ≥ 1, not {fmt(value)}", e.span)
         for dep in deps:
             if dep in self.sets:
@@ -636,7 +654,7 @@ class Linker(ExprMixin):
             if k.expr is None:
                 return M.KFifo(1)
             v, _ = self.const_expr(k.expr, Env(clause="const"))
-            if not (v >= 1 and v == math.floor(v) and math.isfinite(v)):
+            if not (v >= 1 and math.isfinite(v) and v == math.floor(v)):
                 self.fail("E403", f"a fifo's servers are a whole number ≥ 1, not {fmt(v)}", k.expr.span)
             return M.KFifo(int(v))
         if k.kind == "ps":
@@ -1084,6 +1102,10 @@ class Linker(ExprMixin):
             if "trace" in seen and "turn" in seen:
                 pass
         if self.settings.get("trace"):
+            if "trace" not in (seen if wl is not None else ()):
+                self.diag.add("E234", f"--trace {self.settings['trace']}: the program replays no trace, "
+                              "so there is none to replace", wl_span,
+                              help='a workload replays one with `trace "file.csv";`')
             self.trace = self.settings["trace"]
         if type(self.arrival) is M.ATrace and not (self.trace or "").endswith(".jsonl"):
             self.diag.add("E293", "`arrive trace(…)` reads its arrival times from a timestamped trace",
@@ -1136,7 +1158,7 @@ class Linker(ExprMixin):
             if not (v > 0 and math.isfinite(v)):
                 self.fail("E404", f"a poisson rate is positive and finite, not {fmt(v)}", w.expr.span)
             return M.APoisson(v)
-        if not (v == math.floor(v) and 1 <= v <= M.MAX_SESSIONS):
+        if not (1 <= v <= M.MAX_SESSIONS and v == math.floor(v)):
             self.fail("E404", f"a population is a whole number from 1 to {M.MAX_SESSIONS:,}, "
                       f"not {fmt(v)}", w.expr.span)
         return M.AClosed(int(v)) if k == "closed" else M.ABatch(int(v))
@@ -1321,9 +1343,7 @@ class Linker(ExprMixin):
         if t in (A.RPrefill, A.RDecode):
             mode = "prefill" if t is A.RPrefill else "decode"
             if env.in_request is None:
-                self.fail("E111", f"`{mode} (…)` is a statement of an engine's request", s.span,
-                          help=f"in a server, name the engine: `run E {mode} (cost(E, …))"
-                               f"{' growing kv' if s.growing is not None else ''};`")
+                self.mode_outside_request(mode, s.span, " growing kv" if s.growing is not None else "")
             eng = env.in_request
             work = self.expr(s.work, S)
             sref = self.mk(M.Ref(eng.base, 1, None), s.span)
@@ -1337,6 +1357,13 @@ class Linker(ExprMixin):
         if t is A.RCache:
             self.fail("E256", "`cache (…);` is the last item of an engine's request", s.span)
         raise AssertionError(t)  # pragma: no cover
+
+    def mode_outside_request(self, mode: str, span: Span, growing: str = ""):
+        """`prefill (…)` or `decode (…)` outside an engine's request: the run
+        names its engine there (the program's, when it has one)."""
+        e = next(iter(self.engines)) if len(self.engines) == 1 else "ENGINE"
+        self.fail("E111", f"`{mode} (…)` is a statement of an engine's request", span,
+                  help=f"in a server, the run names the engine: `run {e} {mode} (cost({e}, …)){growing};`")
 
     # ---------------------------------------------------------------- hold
     def hold(self, s: A.Hold, env: Env, side: str, out: list, ctx: "StmtCtx",
@@ -1549,6 +1576,8 @@ class Linker(ExprMixin):
             self.fail("E281", f"queue `{name}` is entered by one of its entries, `{name}"
                       f"{'[j]' if q.array else ''}.{verbs[0] if verbs else 'VERB'} (…);`", tgt.fn.span,
                       env=env, help=("its entries: " + ", ".join(f"`{v}`" for v in verbs)) if verbs else None)
+        if name in ("prefill", "decode"):
+            self.mode_outside_request(name, s.span)
         self.fail("E201", f"unknown statement `{name}(…)`", tgt.fn.span,
                   help=did_you_mean(name, list(self.defs) + list(self.engines)))
 
@@ -1560,6 +1589,10 @@ class Linker(ExprMixin):
                            f"and `run {eng.name} prefill/decode` yourself")
         if side != "server":
             self.fail("E262", f"engine `{eng.name}`'s request is called in the server", call.span)
+        if any(w == f"engine `{eng.name}`'s request" for w, _ in env.expansions):
+            self.fail("E222", f"engine `{eng.name}`'s request reaches itself", call.span, env=env,
+                      help="the server calls the request; the request runs the engine "
+                           f"(`prefill (…)`, `decode (…)`), not `{eng.name} (…)`")
         if len(call.args) != len(req.params):
             self.fail("E221", f"`{eng.name}` takes {len(req.params)} argument(s), not {len(call.args)}",
                       call.span)
@@ -1570,8 +1603,8 @@ class Linker(ExprMixin):
                 self.fail("E223", f"an argument of `{eng.name}` may not draw: it is substituted",
                           a.span, help="sample into an attribute first")
             sub[p] = (a, env)
-        renv = Env(engine=None, in_request=eng).with_subst(sub).expanding(f"engine `{eng.name}`'s request",
-                                                                           call.span)
+        renv = Env(engine=None, in_request=eng, expansions=env.expansions).with_subst(sub).expanding(
+            f"engine `{eng.name}`'s request", call.span)
         stmts = list(req.stmts)
         adm_i = next((i for i, x in enumerate(stmts) if isinstance(x, A.RAdmission)), None)
         cache_i = [i for i, x in enumerate(stmts) if isinstance(x, A.RCache)]

@@ -17,19 +17,24 @@ diagnostic points at the statement and whose message ends with
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..ir import model as _M
-from .errors import RunError
+from .errors import RunError, RunStopped
 from .report import Report
 
-__all__ = ["simulate", "Report", "RunError"]
+__all__ = ["simulate", "Report", "RunError", "RunStopped"]
 
 
 def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
-             step_log: bool = False, client_log: bool = False, strokes: bool = True) -> Report:
+             step_log: bool = False, client_log: bool = False, samples: bool = True,
+             max_events: Optional[int] = None, max_seconds: Optional[float] = None, interrupt=None,
+             strokes: bool = True) -> Report:
     """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
     execution settings) and return its report.
 
-    ``progress``: a progress line on stderr, only when stderr is a terminal.
+    ``progress``: a progress line on stderr with an estimate of the time
+    left, only when stderr is a terminal.
     ``check_hook``: called with the machine after every event has settled
     (for tests: invariants such as ``used + cached <= cap``).
     ``step_log``: keep one record per engine iteration in ``Report.step_log``
@@ -43,14 +48,27 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     (The report's ``ttft`` reads the prefill that ended last before the first
     decode, §What the client sees: the two differ when a request is preempted
     between its prefill and its first decode.)
+    ``samples``: keep each observation's time, session and turn beside its
+    value (``Report.samples``, ``Report.dump``); without, a run keeps 8 bytes
+    an observation.
+    ``max_events``, ``max_seconds``: stop the run after that many events or
+    seconds of wall time; ``interrupt``: an object whose ``is_set()`` stops
+    the run when it turns true (the CLI's Ctrl-C).  A run that stops raises
+    :class:`RunStopped`, whose ``report`` is what it measured until then,
+    marked partial (None when it stopped inside one long event).
     ``strokes``: advance an engine's identical decode iterations in one go
     (serq.sim.stroke); False runs every iteration step by step, to the same
     bytes."""
     from .machine import Sim
     sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log,
-              client_log=client_log, strokes=strokes)
+              client_log=client_log, samples=samples, max_events=max_events,
+              max_seconds=max_seconds, interrupt=interrupt, strokes=strokes)
     sim.run()
+    if sim.inside:
+        raise RunStopped(sim.stopped[0], sim.stopped[1], None, sim.now, program.horizon)
     report = Report(sim)
     report.step_log = sim.step_log
     report.client_log = sim.client_log
+    if sim.stopped is not None:
+        raise RunStopped(sim.stopped[0], sim.stopped[1], report, sim.end_time, program.horizon)
     return report

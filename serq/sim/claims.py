@@ -215,6 +215,12 @@ def finish(sim) -> None:
     for c in sim.claims:
         if not c.scope:
             continue
+        if sim.stopped is not None:    # a partial run reached neither its end nor a verdict
+            if c.verdict is None:
+                c.time = sim.end_time
+                c.verdict = "not_evaluated"
+                c.live = sim.live
+            continue
         if c.stage is not None:
             if not c.decided:
                 c.iterations = sim.stages[c.stage].iters_all

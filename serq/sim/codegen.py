@@ -57,6 +57,7 @@ import re
 from ..ir import model as M
 from ..ir.expr import walk
 from .compile import check_amount, max_draws
+from .errors import fmt_num
 from .stages import DelayStage, FifoStage, Job
 
 
@@ -75,6 +76,12 @@ class Facts:
         self.leases = any(type(s) is M.SHold and s.lease is not None for s in stmts)
         self.spills = any(p.spill is not None for p in program.pools)
         self.estimates = _reads_estimates(program)
+        # a program that sets `turn_no` can make it a number that keys no stream
+        T = M.SLOT["turn_no"]
+        self.turn_no_set = any(type(s) in (M.SSet, M.SChoose) and s.slot == T for s in stmts) or (
+            type(program.arrival) is M.ASessions and any(
+                slot == T for spec in program.arrival.sessions
+                for row in (spec.attrs,) + tuple(spec.turns or ()) for slot, _ in row))
         # a session's main thread and attributes are read through it by a
         # refusal, a deadlock's report and its cache entries' keys
         self.main_read = self.holds or self.forks or bool(program.pools)
@@ -257,12 +264,15 @@ def _observe(g, c):
 def _observe_lines(g, k: int, e: str, depth: int):
     """``Sim.observe``."""
     sim = g.sim
-    ov, ot, os_, ok = (g.bind(x[k], "_obs") for x in (sim.obs_v, sim.obs_t, sim.obs_s, sim.obs_k))
+    ov = g.bind(sim.obs_v[k], "_obs")
     g.emit(f"v = {e}", depth)
     d = g.after_warmup(depth)
-    sid = "sess.sid" if g.has_sess else "t.sess.sid"
-    g.emit(f"{ov}.append(v); {ot}.append(now); {os_}.append({sid}); "
-           f"{ok}.append(int(a[{g.mc.TURN_NO}]))", d)
+    if sim.samples:    # the columns --dump writes
+        ot, os_, ok = (g.bind(x[k], "_obs") for x in (sim.obs_t, sim.obs_s, sim.obs_k))
+        sid = "sess.sid" if g.has_sess else "t.sess.sid"
+        g.emit(f"{ov}.append(v); {ot}.append(now); {os_}.append({sid}); {ok}.append(a[{g.mc.TURN_NO}])", d)
+    else:
+        g.emit(f"{ov}.append(v)", d)
     if sim.all_obs is not None:
         g.emit(f"{g.bind(sim.all_obs[k], '_all')}.append(v)", depth)
 
@@ -273,7 +283,10 @@ def _turn(g, c):
     mc = g.mc
     sim = g.sim
     g.emit(f"a[{mc.TURN_NO}] += 1")
-    g.emit(f"k = int(a[{mc.TURN_NO}])")
+    if g.facts.turn_no_set:
+        g.emit(f"k = {g.bind(mc.turn_index, '_turn')}(a[{mc.TURN_NO}])")
+    else:
+        g.emit(f"k = int(a[{mc.TURN_NO}])")
     g.sess()
     depth = 1
     if sim.may_preset:
@@ -757,6 +770,9 @@ def workload(sim):
     # R.d_exp(arr_rng, 1 / rate), written out
     neg_mean = g.comp.lit(-(1.0 / sim.arrival.rate))
     g.emit(f"nt = now + {neg_mean} * _log(1.0 - {g.bind(sim.arr_rng.random, '_arr')}())", depth)
+    g.emit("if nt == now:", depth)
+    what = f"`arrive poisson({fmt_num(sim.arrival.rate)})`: a gap of mean {fmt_num(1.0 / sim.arrival.rate)}"
+    g.emit(f"sim.stall.gap({what!r}, '$.arrival.Poisson')", depth + 1)
     g.emit(f"if nt <= {g.comp.lit(sim.horizon)}:", depth)
     g.emit("sim.seq = sq = sim.seq + 1", depth + 1)
     g.emit(f"{g.bind(heapq.heappush, '_push')}({g.bind(sim.heap, '_heap')}, (nt, 0, sq, {name}, None))",

@@ -30,7 +30,7 @@ import sys
 from typing import Callable
 
 from ..ir import model as M
-from ..ir.expr import apply_binary, apply_fn, const_value, power, truth, walk
+from ..ir.expr import apply_binary, apply_fn, const_value, dist_problem, power, truth, walk
 from .errors import Fault, fmt_num
 from .rng import DISTS, h2_consts
 
@@ -86,7 +86,7 @@ class Compiler:
             "ctx": sim.ctx, "regs": sim.regs, "_div": _div, "_pow": power, "_tr": truth,
             "_min": _min, "_max": _max, "_minn": _minn, "_maxn": _maxn, "_floor": _floor,
             "_and": _and, "_or": _or, "_fn1": _fn1, "_fn2": _fn2, "float": float, "len": len,
-            "_log": math.log,
+            "_log": math.log, "_mean": _mean, "_span": _span, "_prob": _prob,
         }
         for name, d in DISTS.items():
             self.ns["_d_" + name] = d
@@ -263,9 +263,9 @@ class Compiler:
         if dist == "Det":
             return self.src(args[0], d)       # d_det draws nothing
         if dist == "Exp":    # -mean * ln(1 - U)
-            if consts[0] is not None:
+            if consts[0] is not None:    # (the validator has checked a constant's domain)
                 return f"({self.lit(-consts[0])} * _log(1.0 - {u}))"
-            return f"(-{self.src(args[0], d)} * _log(1.0 - {u}))"
+            return f"(-_mean({self.src(args[0], d)}) * _log(1.0 - {u}))"
         if dist == "H2" and None not in consts:   # the phase, then -mean_i * ln(1 - U)
             p1, m1, m2 = (self.lit(x) for x in h2_consts(*consts))
             return f"(-({m1} if {u} < {p1} else {m2}) * _log(1.0 - {u}))"
@@ -274,9 +274,11 @@ class Compiler:
                 return f"({self.lit(consts[0])} + {self.lit(consts[1] - consts[0])} * {u})"
             self.k += 1
             lo = f"_u{self.k}"
-            return f"(({lo} := {self.src(args[0], d)}) + ({self.src(args[1], d)} - {lo}) * {u})"
+            return f"(({lo} := {self.src(args[0], d)}) + _span({lo}, {self.src(args[1], d)}) * {u})"
         if dist == "Bernoulli":    # 1 if U < p else 0: p first
-            return f"(1.0 if {self.src(args[0], d)} > {u} else 0.0)"
+            if consts[0] is not None:
+                return f"(1.0 if {self.lit(consts[0])} > {u} else 0.0)"
+            return f"(1.0 if _prob({self.src(args[0], d)}) > {u} else 0.0)"
         srcs = ", ".join(self.src(a, d) for a in args)
         return f"_d_{dist}({self.rng_src}, {srcs})"
 
@@ -451,6 +453,26 @@ def _fn2(name: str, x: float, y: float) -> float:
 
 def _free(p) -> float:
     return p.cap - p.used
+
+
+def _mean(m: float) -> float:
+    """An ``exp`` mean computed at run time, in its domain."""
+    if m >= 0.0 and m - m == 0.0:
+        return m
+    raise Fault("R016", dist_problem("Exp", (m,)))
+
+
+def _span(lo: float, hi: float) -> float:
+    """``hi - lo`` of a ``uniform`` whose bounds are computed, in its domain."""
+    if lo <= hi and lo - lo == 0.0 and hi - hi == 0.0:
+        return hi - lo
+    raise Fault("R016", dist_problem("Uniform", (lo, hi)))
+
+
+def _prob(p: float) -> float:
+    if p == p:
+        return p
+    raise Fault("R016", dist_problem("Bernoulli", (p,)))
 
 
 def check_amount(v: float, what: str) -> float:

@@ -31,7 +31,15 @@ R012    a ``load`` beyond the hold's allocation
 R013    two indices of one hold name the same pool member
 R014    a trace file cannot be read or is malformed
 R015    a trace session has no further turn
-R020    a `content` statement whose id or length is not a whole number ≥ 0
+R016    a draw's parameters are outside its distribution's domain
+R017    ``turn_no``, which a program may set, is not a finite number at a turn
+R018    the clock no longer advances: a thousand arrivals at one instant
+        from gaps too small for it, or an engine iteration whose cost is
+        too small to move it
+R019    ``--max-events`` or ``--max-seconds`` stopped the run
+        (:class:`RunStopped`)
+R020    the run was interrupted (Ctrl-C; :class:`RunStopped`)
+R021    a `content` statement whose id or length is not a whole number ≥ 0
 ======  ==============================================================
 """
 
@@ -46,10 +54,32 @@ from ..diag import Diagnostic, SerqError, Span
 class RunError(SerqError):
     """A run-time error: the program did something the language forbids."""
 
-    def __init__(self, code: str, message: str, span: Optional[Span] = None):
+    def __init__(self, code: str, message: str, span: Optional[Span] = None,
+                 field: Optional[str] = None):
         self.code = code
         self.message = message
-        super().__init__(Diagnostic(code, message, span))
+        super().__init__(Diagnostic(code, message, span, field=None if span is not None else field))
+
+
+class RunStopped(RunError):
+    """The run stopped before its end: ``reason`` is ``max_events``,
+    ``max_seconds`` or ``interrupt``, and ``report`` what the run measured
+    until then (``report.partial`` says so), or None when it stopped inside
+    an event."""
+
+    def __init__(self, reason: str, words: str, report, end: float, horizon: float):
+        self.reason = reason
+        self.report = report      # None: stopped inside an event, which leaves nothing to report
+        super().__init__("R019" if reason != "interrupt" else "R020",
+                         f"the run stopped at time {fmt_time(end)} of the horizon {fmt_num(horizon)} "
+                         f"({words}): it did not finish, and what it measured is partial")
+        if reason != "interrupt":
+            self.diagnostics[0].help = "give it more (--max-events, --max-seconds), or a shorter --horizon"
+
+
+class StopInside(Exception):
+    """Raised inside a long event when a deadline or an interrupt stops the
+    run there (``Limits.inside``); ``args[0]`` is (reason, words)."""
 
 
 class Fault(Exception):
@@ -76,6 +106,8 @@ def fmt_num(v: float) -> str:
 
 
 def fmt_time(v: float) -> str:
+    if v - v != 0:
+        return fmt_num(v)
     if v == math.floor(v) and abs(v) < 1e15:
         return str(int(v))
     return f"{v:.6g}"

@@ -25,8 +25,7 @@ from __future__ import annotations
 import csv
 import heapq
 import math
-import sys
-import time as _time
+from array import array
 from collections import deque
 from typing import Optional
 
@@ -39,9 +38,11 @@ from . import codegen
 from . import rng as R
 from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard, is_static
-from .errors import Fault, RunError, fmt_num, fmt_time
+from .errors import Fault, RunError, StopInside, fmt_num, fmt_time
+from .limits import Limits, Stall, check_finite_run
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
+from .stats import fsum
 from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
@@ -81,6 +82,16 @@ class CS:
         self.op = op
         self.loc = loc
         self.ir = None
+
+
+class FieldLoc:
+    """Where a statement of an IR file without a source location is: its
+    field, ``$.blocks[B].stmts[I]``, which a run-time error then names."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
 
 
 class Carrier:
@@ -224,7 +235,9 @@ class Sim:
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
-                 step_log: bool = False, client_log: bool = False, strokes: bool = True):
+                 step_log: bool = False, client_log: bool = False, samples: bool = True,
+                 max_events: Optional[int] = None, max_seconds: Optional[float] = None, interrupt=None,
+                 strokes: bool = True):
         self.program = program
         # an engine's identical decode iterations in one go (serq.sim.stroke),
         # where nothing reads iterations one by one
@@ -238,7 +251,10 @@ class Sim:
         self.seed = program.seed
         self.horizon = program.horizon
         self.warmup = program.warmup
-        self.progress = progress and sys.stderr.isatty()
+        self.limits = Limits(self, progress, max_events, max_seconds, interrupt)
+        self.stall = Stall(self)
+        self.stopped = None     # (reason, words): the run stopped before its end
+        self.inside = False     # ... inside an event (then no report)
         self.check_hook = check_hook
         self.now = 0.0
         self.ctx = [0.0] * len(M.CTX_VARS)
@@ -265,12 +281,16 @@ class Sim:
         self.acc_live = 0.0
         self.t_live = 0.0
         self.stuck = {}   # (session, hold statement) -> pool: preempted without progress
-        self.obs_v = [[] for _ in program.observes]
-        self.obs_t = [[] for _ in program.observes]
-        self.obs_s = [[] for _ in program.observes]
-        self.obs_k = [[] for _ in program.observes]
-        self.all_obs = [[] for _ in program.observes] if program.claims else None
-        self.client = {"ttft": [], "tpot": [], "response": []}
+        # what the statistics need, 8 bytes an observation: the values of
+        # each observation (and the client's), in the order recorded; with
+        # ``samples`` (``--dump``), the time, session and turn of each
+        self.samples = samples
+        self.obs_v = [array("d") for _ in program.observes]
+        self.obs_t = [array("d") for _ in program.observes] if samples else None
+        self.obs_s = [array("q") for _ in program.observes] if samples else None
+        self.obs_k = [array("d") for _ in program.observes] if samples else None
+        self.all_obs = [array("d") for _ in program.observes] if program.claims else None
+        self.client = {"ttft": array("d"), "tpot": array("d"), "response": array("d")}
         self.joining = set()
         self.nattrs = len(program.attrs)
         self.closed = type(program.arrival) is M.AClosed
@@ -342,7 +362,8 @@ class Sim:
         self.obs_test = [a and b for a, b in zip(self.obs_test, seen)]
         # gauges and claims
         self.gauges = [self.comp.expr(g.expr) for g in program.gauges]
-        self.gauge_pts = [[] for _ in program.gauges]
+        self.gauge_t = [array("d") for _ in program.gauges]   # change points: times
+        self.gauge_v = [array("d") for _ in program.gauges]   # and the values from them
         self.claims = [ClaimCheck(self, c) for c in program.claims]
         for c in self.claims:
             if c.stage is not None:
@@ -389,6 +410,8 @@ class Sim:
                 else:
                     answer_at_end = True
         for i, (s, loc) in enumerate(zip(blk.stmts, blk.locs)):
+            if loc is None:     # (an IR file need not locate its statements: an error names the field)
+                loc = FieldLoc(f"$.blocks[{b}].stmts[{i}]")
             if i in answer_before:
                 out.append(CS(OP_ANSWER, loc))
             c = self.stmt(s, loc)
@@ -515,7 +538,7 @@ class Sim:
 
     # -- errors ----------------------------------------------------------------
     def span(self, loc) -> Optional[Span]:
-        if loc is None:
+        if loc is None or type(loc) is FieldLoc:
             return None
         files = self.program.files
         if 0 <= loc.file < len(files):
@@ -523,17 +546,37 @@ class Sim:
         return None
 
     def session_error(self, f: Fault, t, loc):
-        turn = int(t.a[TURN_NO]) if t is not None else 0
+        turn = _turn_text(t.a[TURN_NO]) if t is not None else 0
         sid = t.sess.sid if t is not None else 0
         msg = f"{f.message} (session {sid}, turn {turn}, time {fmt_time(self.now)})"
-        return RunError(f.code, msg, self.span(loc))
+        return RunError(f.code, msg, self.span(loc), _field(loc))
 
-    def machine_fault(self, f: Fault, loc):
-        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc))
+    def machine_fault(self, f: Fault, loc, field: Optional[str] = None):
+        """Raise the machine's own error ``f`` at the declaration or statement
+        ``loc``, or at the IR ``field`` it is about when it has no location."""
+        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc),
+                       _field(loc) or field)
 
     # -- the run ------------------------------------------------------------
     def run(self):
         self.start_workload()
+        if self.gauges:
+            self.sample_gauges()
+        extras = bool(self.step_stages) or self.check_hook is not None or bool(self.gauges) or \
+            self.draining is not None
+        # every so many events (or at --max-events): the progress line, the
+        # limits and an interrupt (serq.sim.limits)
+        check_at = self.limits.start(extras)
+        try:
+            self.loop(extras, check_at)
+        except StopInside as stop:     # inside one long event: no consistent state to report
+            self.stopped = stop.args[0]
+            self.inside = True
+            return
+        self.limits.clear()
+        self.conclude()
+
+    def loop(self, extras: bool, check_at: int) -> None:
         heap = self.heap
         pop = heapq.heappop
         horizon = self.horizon
@@ -543,18 +586,12 @@ class Sim:
         hook = self.check_hook
         draining = self.draining
         step_stages = self.step_stages
-        progress = self.progress
-        last_report = _time.monotonic()
-        if gauges:
-            self.sample_gauges()
-        extras = bool(step_stages) or hook is not None or gauges or draining is not None or progress
         pools = bool(self.pools)
         ready = self.ready
         settle = self.settle
         if not extras:
             # the same loop without what it does not need (no engine, hook,
-            # gauge, draining or progress): nothing reads the event count
-            # while it runs
+            # gauge or draining)
             nev = self.nevents
             warmed = self.warmed
             try:
@@ -573,6 +610,11 @@ class Sim:
                         nev += 1
                         if ready or pools:
                             settle()
+                        if nev >= check_at:
+                            self.nevents = nev
+                            check_at = self.limits.checkpoint(nev)
+                            if check_at is None:
+                                break
             finally:
                 self.nevents = nev
         while extras and heap:
@@ -589,14 +631,12 @@ class Sim:
                 # a cancelled event: nothing happened, but it may be the
                 # instant's last, whose end still starts iterations and is
                 # read by the gauges
-                if not extras or (heap and heap[0][0] <= t):
+                if heap and heap[0][0] <= t:
                     continue
             else:
                 self.nevents += 1
                 if ready or pools:
                     settle()
-                if not extras:
-                    continue
             if step_stages and (not heap or heap[0][0] > t):
                 self.start_iterations()
             if hook is not None:
@@ -605,26 +645,31 @@ class Sim:
                 self.sample_gauges()
             if draining is not None and self.open_done and self.live == 0:
                 break
-            if progress and (self.nevents & 8191) == 0:
-                wall = _time.monotonic()
-                if wall - last_report > 0.5:
-                    last_report = wall
-                    sys.stderr.write(f"\rserq run: {100.0 * t / horizon:5.1f}% (t={t:.4g}, "
-                                     f"{self.nevents} events)")
-                    sys.stderr.flush()
-        if progress:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
-        if draining is not None:
+            if self.nevents >= check_at:
+                check_at = self.limits.checkpoint(self.nevents)
+                if check_at is None:
+                    break
+
+    def conclude(self) -> None:
+        """The run's end: its time, the drain and deadlock checks, the last
+        accounting."""
+        heap = self.heap
+        horizon = self.horizon
+        warmup = self.warmup
+        draining = self.draining
+        ctx = self.ctx
+        if self.stopped is not None:
+            end = self.now
+        elif draining is not None:
             if not (self.open_done and self.live == 0):
                 self.machine_fault(Fault("R008", f"--arrivals {draining}: {self.live} of the sessions are "
                                                  f"still live at the horizon {fmt_num(horizon)}; the run must "
-                                                 "drain them"), None)
+                                                 "drain them"), None, "$.arrivals")
             end = self.now
             if end <= warmup:
                 self.machine_fault(Fault("R009", f"--arrivals {draining}: the sessions drained at "
                                                  f"{fmt_time(end)}, at or before the warm-up "
-                                                 f"{fmt_num(warmup)}: nothing is measured"), None)
+                                                 f"{fmt_num(warmup)}: nothing is measured"), None, "$.warmup")
         else:
             end = horizon
             if not heap:
@@ -849,9 +894,10 @@ class Sim:
         now = self.now
         if now >= self.warmup:
             self.obs_v[k].append(v)
-            self.obs_t[k].append(now)
-            self.obs_s[k].append(t.sess.sid)
-            self.obs_k[k].append(int(t.a[TURN_NO]))
+            if self.samples:
+                self.obs_t[k].append(now)
+                self.obs_s[k].append(t.sess.sid)
+                self.obs_k[k].append(t.a[TURN_NO])
         if self.all_obs is not None:
             self.all_obs[k].append(v)
 
@@ -925,7 +971,7 @@ class Sim:
         sess = t.sess
         a = t.a
         a[TURN_NO] += 1
-        k = int(a[TURN_NO])
+        k = turn_index(a[TURN_NO])
         if sess.preset is not None:
             self.turn_preset(sess, a)
         else:
@@ -1391,7 +1437,7 @@ class Sim:
             try:
                 k = tuple(f(t) for f in keys) + (-place,)
             except Fault as f:
-                self.machine_fault(f, pool.decl.loc)
+                self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
             if best is None or k < best_key:
                 best = pa
                 best_key = k
@@ -1511,7 +1557,7 @@ class Sim:
             try:
                 k = tuple(f(car) for f in keys) + (e.seq,)
             except Fault as f:
-                self.machine_fault(f, pool.decl.loc)
+                self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
             if best is None or k < best_key:
                 best = e
                 best_key = k
@@ -1540,7 +1586,7 @@ class Sim:
             if not (w >= 0):
                 check_amount(w, "work of the spill")
         except Fault as f:
-            self.machine_fault(f, pool.decl.loc)
+            self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
         if now >= self.warmup:
             pool.spills += 1
         self.job_seq += 1
@@ -1587,6 +1633,7 @@ class Sim:
     def start_workload(self) -> None:
         a = self.arrival
         t = type(a)
+        check_finite_run(self)
         if t is M.APoisson:
             self.schedule(0.0, self.open_arrival, None)
         elif t is M.ARenewal:
@@ -1623,11 +1670,13 @@ class Sim:
         try:
             gap = self.f_gap(car)
         except Fault as f:
-            self.machine_fault(f, None)
+            self.machine_fault(f, None, "$.arrival.Renewal")
         if not (gap > 0 and not math.isinf(gap)):
             self.machine_fault(Fault("R007", f"a renewal gap is {fmt_num(gap)}: a gap is positive and "
-                                             "finite"), None)
+                                             "finite"), None, "$.arrival.Renewal")
         nt = self.now + gap
+        if nt == self.now:
+            self.stall.gap(f"`arrive renewal(…)`: a gap of {fmt_num(gap)}", "$.arrival.Renewal")
         if nt <= self.horizon:
             self.schedule(nt, self.renewal_arrival, None)
         elif self.draining is not None:
@@ -1728,14 +1777,14 @@ class Sim:
                                f"{s.legs} leg{'s' if s.legs != 1 else ''}, and every live session and leg "
                                "waits for another with no event left to free it (a finite lease breaks "
                                f"the cycle) (time {fmt_time(self.now)})",
-                       self.span(_cur_loc(s.main)))
+                       self.span(_cur_loc(s.main)), _field(_cur_loc(s.main)) or "$.blocks")
 
     # -- claims and gauges --------------------------------------------------
     def agg_fn(self, agg: str, k: int):
         def f(t):
             vals = self.all_obs[k] if self.all_obs is not None else []
             if agg == "Total":
-                return math.fsum(vals)
+                return fsum(vals)
             if agg == "Count":
                 return float(len(vals))
             if agg == "Largest":
@@ -1761,12 +1810,14 @@ class Sim:
         now = self.now
         for i, f in enumerate(self.gauges):
             v = f(self.mcar)
-            pts = self.gauge_pts[i]
-            if not pts or pts[-1][1] != v:
-                if pts and pts[-1][0] == now:
-                    pts[-1] = (now, v)
+            ts = self.gauge_t[i]
+            vs = self.gauge_v[i]
+            if not vs or vs[-1] != v:
+                if ts and ts[-1] == now:
+                    vs[-1] = v
                 else:
-                    pts.append((now, v))
+                    ts.append(now)
+                    vs.append(v)
 
     # -- the end -------------------------------------------------------------
     def finish(self) -> None:
@@ -1796,6 +1847,22 @@ class Sim:
                 if need > p.cap:
                     p.over_cap += 1
                     p.over_notes.append((t.sess.sid, need))
+
+
+def turn_index(v: float) -> int:
+    """The turn number a turn's stream is keyed by (``turn_no``, which a
+    program may set)."""
+    if v - v == 0.0:
+        return int(v)
+    raise Fault("R017", f"`turn_no` is {fmt_num(v)}: the turn number is a finite number (a set made it so)")
+
+
+def _field(loc) -> Optional[str]:
+    return loc.path if type(loc) is FieldLoc else None
+
+
+def _turn_text(v: float) -> str:
+    return str(int(v)) if v - v == 0.0 else fmt_num(v)
 
 
 def _cur_loc(t):
@@ -1841,14 +1908,18 @@ def load_trace(path: str) -> list:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
     except OSError as e:
-        raise RunError("R014", f"cannot read the trace {path}: {e.strerror}")
+        raise RunError("R014", f"cannot read the trace {path}: {e.strerror}", field="$.trace")
+    except UnicodeDecodeError as e:
+        raise RunError("R014", f"the trace {path} is not UTF-8 text (byte {e.start})", field="$.trace") from None
+    except csv.Error as e:
+        raise RunError("R014", f"the trace {path} is not CSV: {e}", field="$.trace") from None
     if not rows:
-        raise RunError("R014", f"the trace {path} is empty")
+        raise RunError("R014", f"the trace {path} is empty", field="$.trace")
     header = [h.strip() for h in rows[0]]
     want = ["session", "turn", "new", "out", "think"]
     if header[:5] != want or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
         raise RunError("R014", f"the trace {path}: the header must be session,turn,new,out,think[,forced], "
-                               f"not {','.join(header)}")
+                               f"not {','.join(header)}", field="$.trace")
     sessions: dict = {}
     order = []
     for i, row in enumerate(rows[1:], start=2):
@@ -1856,12 +1927,13 @@ def load_trace(path: str) -> list:
             continue
         if len(row) != len(header):
             raise RunError("R014", f"the trace {path}, row {i}: {len(row)} columns, the header has "
-                                   f"{len(header)}")
+                                   f"{len(header)}", field="$.trace")
         try:
             vals = [float(c) for c in row]
         except ValueError:
             bad = next(h for h, c in zip(header, row) if not _is_num(c))
-            raise RunError("R014", f"the trace {path}, row {i}, column {bad}: not a number") from None
+            raise RunError("R014", f"the trace {path}, row {i}, column {bad}: not a number",
+                           field="$.trace") from None
         key = vals[0]
         if key not in sessions:
             sessions[key] = []
@@ -1873,7 +1945,7 @@ def load_trace(path: str) -> list:
         turns = sorted(sessions[key], key=lambda x: x[0])
         corpus.append([x[1] for x in turns])
     if not corpus:
-        raise RunError("R014", f"the trace {path} has no rows")
+        raise RunError("R014", f"the trace {path} has no rows", field="$.trace")
     return corpus
 
 

@@ -29,8 +29,10 @@ def round_up(b: Optional[float], u: float) -> float:
         return u
     if u <= 0:
         return 0.0
-    q = math.ceil(u / b - 1e-12)
-    return q * b
+    q = u / b - 1e-12
+    if q - q != 0.0:    # inf (or NaN): no whole number of blocks to round to
+        return u
+    return math.ceil(q) * b
 
 
 def round_down(b: Optional[float], u: float) -> float:
@@ -38,7 +40,10 @@ def round_down(b: Optional[float], u: float) -> float:
         return u
     if u <= 0:
         return 0.0
-    return math.floor(u / b + 1e-12) * b
+    q = u / b + 1e-12
+    if q - q != 0.0:
+        return u
+    return math.floor(q) * b
 
 
 class Entry:

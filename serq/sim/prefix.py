@@ -71,7 +71,7 @@ def add_content(sess, cid: float, n: float) -> None:
     the shared content id."""
     for v, what in ((cid, "the id"), (n, "the length")):
         if not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
-            raise Fault("R020", f"`content`: {what} is {fmt_num(v)}: a whole number ≥ 0")
+            raise Fault("R021", f"`content`: {what} is {fmt_num(v)}: a whole number ≥ 0")
     if n > 0:
         sess.content = sess.content + ((cid, n),)
         sess.chains = None

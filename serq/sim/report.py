@@ -81,6 +81,8 @@ class Report:
         warm = p.warmup
         span = end - warm
         self.stuck_sessions = len({sid for sid, _ in sim.stuck})
+        # a run that stopped before its end (--max-events, --max-seconds, Ctrl-C)
+        self.partial = sim.stopped[1] if sim.stopped is not None else None
         d = {
             "horizon": p.horizon,
             "end": end,
@@ -93,10 +95,11 @@ class Report:
             "mean_live": _div(sim.acc_live - sim.w_live, span),
         }
         obs = {}
-        self._samples = []
+        self._columns = []     # per observation: (name, times, sessions, turns, values)
         for k, name in enumerate(p.observes):
             obs[name] = S.summary(sim.obs_v[k])
-            self._samples.append((name, sim.obs_t[k], sim.obs_s[k], sim.obs_k[k], sim.obs_v[k]))
+            if sim.samples:
+                self._columns.append((name, sim.obs_t[k], sim.obs_s[k], sim.obs_k[k], sim.obs_v[k]))
         d["observes"] = obs
         d["client"] = {k: S.summary(sim.client[k]) for k in ("ttft", "tpot", "response")}
         stages = []
@@ -147,12 +150,13 @@ class Report:
         if p.gauges:
             g = {}
             for i, gd in enumerate(p.gauges):
-                mean, ci, lo, hi = S.time_windows(sim.gauge_pts[i], warm, end)
+                mean, ci, lo, hi = S.time_windows(sim.gauge_t[i], sim.gauge_v[i], warm, end)
                 g[gd.name] = {"mean": mean, "ci": ci, "min": lo, "max": hi}
             d["gauges"] = g
-            self._gauge_pts = [(gd.name, sim.gauge_pts[i]) for i, gd in enumerate(p.gauges)]
+            self._gauges = [(gd.name, sim.gauge_t[i], sim.gauge_v[i]) for i, gd in enumerate(p.gauges)]
         else:
-            self._gauge_pts = []
+            self._gauges = []
+        self.has_samples = sim.samples
         if p.claims:
             d["claims"] = [c.entry(sim) for c in sim.claims]
             self._claims_live = {c.name: c.live for c in sim.claims}
@@ -193,6 +197,9 @@ class Report:
             f"seed {d['seed']} events {d['events']} arrivals {d['arrivals']} ended {d['ended']} "
             f"turns {d['turns']} mean live {_f(d['mean_live'], 3)}"
         ]
+        if self.partial is not None:
+            out.append(f"partial: the run stopped at {_g(d['end'])} ({self.partial}); these are the "
+                       "figures until then")
         if d["observes"]:
             rows = [[name, str(s["count"]), _f(s["mean"], 4), _ci(s["ci"]), _f(s["cv2"], 3), _f(s["p99"], 4)]
                     for name, s in d["observes"].items()]
@@ -249,31 +256,57 @@ class Report:
         return ""
 
     # -- samples -----------------------------------------------------------
+    @property
+    def _samples(self) -> list:
+        """Per observation ``(name, times, sessions, turns, values)``, as lists."""
+        self._need_samples()
+        return [(name, list(ts), list(ss), [_turn(k) for k in ks], list(vs))
+                for name, ts, ss, ks, vs in self._columns]
+
+    @property
+    def _gauge_pts(self) -> list:
+        """Per gauge ``(name, [(time, value), …])``: its change points."""
+        return [(name, list(zip(ts, vs))) for name, ts, vs in self._gauges]
+
+    def _need_samples(self) -> None:
+        if not self.has_samples:
+            raise ValueError("the run kept no samples: simulate(program, samples=True) keeps them")
+
     def samples(self, name: str) -> list:
         """The samples of observation ``name`` recorded after the warm-up, as
         ``(time, session, turn, value)`` in the order they were recorded
         (what ``dump`` writes)."""
-        for n, ts, ss, ks, vs in self._samples:
+        self._need_samples()
+        for n, ts, ss, ks, vs in self._columns:
             if n == name:
-                return list(zip(ts, ss, ks, vs))
+                return list(zip(ts, ss, [_turn(k) for k in ks], vs))
         raise KeyError(name)
 
     # -- dump --------------------------------------------------------------
+    def dump_files(self) -> list:
+        """What ``--dump`` writes: ``(relative path, text)`` per file, in order."""
+        self._need_samples()
+        out = []
+        for name, ts, ss, ks, vs in self._columns:
+            rows = ["time,session,turn,value\n"]
+            rows.extend(f"{_csv(t)},{s},{_turn(k)},{_csv(v)}\n" for t, s, k, v in zip(ts, ss, ks, vs))
+            out.append((f"{name}.csv", "".join(rows)))
+        for name, ts, vs in self._gauges:
+            rows = ["time,value\n"]
+            rows.extend(f"{_csv(t)},{_csv(v)}\n" for t, v in zip(ts, vs))
+            out.append((os.path.join("gauge", f"{name}.csv"), "".join(rows)))
+        return out
+
     def dump(self, directory: str) -> None:
-        os.makedirs(directory, exist_ok=True)
-        for name, ts, ss, ks, vs in self._samples:
-            with open(os.path.join(directory, f"{name}.csv"), "w", encoding="utf-8", newline="") as f:
-                f.write("time,session,turn,value\n")
-                for t, s, k, v in zip(ts, ss, ks, vs):
-                    f.write(f"{_csv(t)},{s},{k},{_csv(v)}\n")
-        if self._gauge_pts:
-            gdir = os.path.join(directory, "gauge")
-            os.makedirs(gdir, exist_ok=True)
-            for name, pts in self._gauge_pts:
-                with open(os.path.join(gdir, f"{name}.csv"), "w", encoding="utf-8", newline="") as f:
-                    f.write("time,value\n")
-                    for t, v in pts:
-                        f.write(f"{_csv(t)},{_csv(v)}\n")
+        """Write ``dump_files()`` under ``directory``, all of them or none."""
+        from ..files import write_tree
+        write_tree(directory, self.dump_files(), "--dump ")
+
+
+def _turn(k: float):
+    """A turn number as the samples give it: a whole number (as a set may
+    have made it, NaN or an infinity stays a float)."""
+    return int(k) if k - k == 0.0 else k
 
 
 def _csv(x: float) -> str:

@@ -30,6 +30,9 @@ from __future__ import annotations
 import math
 import random
 
+from ..ir.expr import MAX_H2_CV2, MAX_PHASES, dist_problem
+from .errors import Fault
+
 ARRIVAL = 1
 TRACE = 2
 WORKLOAD = 3   # (session, turn)
@@ -275,6 +278,8 @@ _sqrt = math.sqrt
 
 def d_exp(r: random.Random, mean: float) -> float:
     # -mean * ln(1 - U), U in [0, 1): finite for every U
+    if not (mean >= 0 and mean - mean == 0):
+        raise Fault("R016", dist_problem("Exp", (mean,)))
     return -mean * _log(1.0 - r.random())
 
 
@@ -283,13 +288,15 @@ def d_det(r: random.Random, x: float) -> float:
 
 
 def d_uniform(r: random.Random, lo: float, hi: float) -> float:
+    if not (lo <= hi and lo - lo == 0 and hi - hi == 0):
+        raise Fault("R016", dist_problem("Uniform", (lo, hi)))
     return lo + (hi - lo) * r.random()
 
 
 def d_erlang(r: random.Random, k: float, mean: float) -> float:
-    n = int(math.floor(k)) if math.isfinite(k) else 1
-    if n < 1:
-        n = 1
+    if not (1 <= k <= MAX_PHASES and k == math.floor(k) and mean >= 0 and mean - mean == 0):
+        raise Fault("R016", dist_problem("Erlang", (k, mean)))
+    n = int(k)
     m = mean / n
     total = 0.0
     for _ in range(n):
@@ -301,8 +308,8 @@ def d_h2(r: random.Random, mean: float, cv2: float) -> float:
     """Balanced two-phase hyperexponential of the given mean and squared
     coefficient of variation (below 1 taken as 1): phase i is taken with
     probability p_i and has mean mean / (2 p_i), so p_1/mu_1 = p_2/mu_2."""
-    if not (cv2 >= 1.0):
-        cv2 = 1.0
+    if not (1.0 <= cv2 <= MAX_H2_CV2 and mean >= 0 and mean - mean == 0):
+        raise Fault("R016", dist_problem("H2", (mean, cv2)))
     p1 = 0.5 * (1.0 + _sqrt((cv2 - 1.0) / (cv2 + 1.0)))
     u = r.random()
     p = p1 if u < p1 else 1.0 - p1
@@ -312,14 +319,14 @@ def d_h2(r: random.Random, mean: float, cv2: float) -> float:
 def h2_consts(mean: float, cv2: float):
     """``d_h2``'s constants for constant arguments: p_1 and each phase's
     mean, with which ``-(m_1 if U < p_1 else m_2) * ln(1 - U')`` draws what
-    ``d_h2`` draws, to the bit."""
-    if not (cv2 >= 1.0):
-        cv2 = 1.0
+    ``d_h2`` draws, to the bit (the arguments are in the domain)."""
     p1 = 0.5 * (1.0 + _sqrt((cv2 - 1.0) / (cv2 + 1.0)))
     return p1, mean / (2.0 * p1), mean / (2.0 * (1.0 - p1))
 
 
 def d_bernoulli(r: random.Random, p: float) -> float:
+    if p != p:
+        raise Fault("R016", dist_problem("Bernoulli", (p,)))
     return 1.0 if r.random() < p else 0.0
 
 

@@ -274,7 +274,7 @@ class PsStage(Stage):
         try:
             self.phi = self._capacity(live)
         except Fault as f:
-            self.sim.machine_fault(f, self.decl.loc)
+            self.sim.machine_fault(f, self.decl.loc, f"$.stages[{self.sid}]")
         self.rate = self.phi / live
         heap = self.heap
         while heap and not heap[0][2].alive:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 
 BATCHES = 20
 T_975_19 = 2.093024054408263
@@ -25,30 +26,77 @@ MIN_CI_SAMPLES = 40
 NAN = math.nan
 
 
-def summary(values: list) -> dict:
+def summary(values) -> dict:
+    """The statistics of ``values`` (a list or an ``array('d')``, in the
+    order they were recorded); a statistic the values do not define is NaN
+    (none or one value, a zero mean) or an infinity (a sum beyond the
+    largest float)."""
     n = len(values)
     if n == 0:
         return {"count": 0, "mean": NAN, "ci": NAN, "cv2": NAN, "p99": NAN}
-    total = math.fsum(values)
+    total = fsum(values)
     mean = total / n
     if n >= _NUMPY_FROM:
         # the same floats, faster: numpy's elementwise IEEE operations give
         # the very terms the Python expression gives, fsum sums them exactly,
         # and a selection finds the same order statistics a sort does (no NaN)
         import numpy as _np   # here, not at import: `serq` starts without it
-        a = _np.fromiter(values, dtype=_np.float64, count=n)
+        if isinstance(values, array):
+            a = _np.frombuffer(values, dtype=_np.float64)
+        else:
+            a = _np.fromiter(values, dtype=_np.float64, count=n)
         with _np.errstate(all="ignore"):     # Python's float operators do not warn either
             d = a - mean
-            var = math.fsum((d * d).tolist()) / (n - 1)
-        cv2 = var / (mean * mean) if mean != 0 else NAN
+            if 0 < abs(mean) < _TINY:     # the square of the mean underflows: cv2 scaled
+                d /= mean
+                d *= d
+                cv2 = fsum(d) / (n - 1)
+            else:
+                d *= d
+                cv2 = _cv2(fsum(d) / (n - 1), mean)
+            del d
         p99 = _percentile_np(a, 0.99) if not _np.isnan(a).any() else percentile(values, 0.99)
         return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": p99}
     if n >= 2:
-        var = math.fsum((v - mean) * (v - mean) for v in values) / (n - 1)
-        cv2 = var / (mean * mean) if mean != 0 else NAN
+        if 0 < abs(mean) < _TINY:     # the square of the mean underflows: cv2 scaled
+            cv2 = fsum([((v - mean) / mean) * ((v - mean) / mean) for v in values]) / (n - 1)
+        else:
+            var = fsum([(v - mean) * (v - mean) for v in values]) / (n - 1)
+            cv2 = _cv2(var, mean)
     else:
         cv2 = NAN
     return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": percentile(values, 0.99)}
+
+
+_TINY = 1e-154     # a mean whose square is below the least normal float
+
+
+def _cv2(var: float, mean: float) -> float:
+    return var / (mean * mean) if mean != 0 else NAN
+
+
+def fsum(values) -> float:
+    """``math.fsum`` of a sequence (a list, an ``array('d')`` or a numpy
+    array, read in chunks: no list of all its floats), with IEEE
+    arithmetic's answer where fsum raises: an infinity for a sum beyond the
+    largest float, NaN for inf and -inf together."""
+    try:
+        return math.fsum(_floats(values))
+    except OverflowError:    # the exact sum overflows; its sign is the scaled sum's
+        return math.copysign(math.inf, math.fsum(v * 2.0 ** -600 for v in _floats(values)))
+    except ValueError:       # inf + -inf
+        return NAN
+
+
+_CHUNK = 1 << 16
+
+
+def _floats(values):
+    """The values as Python floats, one chunk of a numpy array at a time."""
+    if hasattr(values, "tolist") and not isinstance(values, array):
+        n = len(values)
+        return (x for k in range(0, n, _CHUNK) for x in values[k:k + _CHUNK].tolist())
+    return values
 
 
 _NUMPY_FROM = 256
@@ -73,7 +121,7 @@ def batch_ci(values: list) -> float:
         return NAN
     size = n // BATCHES
     start = n - size * BATCHES
-    means = [math.fsum(values[start + k * size:start + (k + 1) * size]) / size for k in range(BATCHES)]
+    means = [fsum(values[start + k * size:start + (k + 1) * size]) / size for k in range(BATCHES)]
     return ci_of_means(means)
 
 
@@ -81,8 +129,8 @@ def ci_of_means(means: list) -> float:
     k = len(means)
     if k < 2 or any(m != m for m in means):
         return NAN
-    mu = math.fsum(means) / k
-    var = math.fsum((m - mu) * (m - mu) for m in means) / (k - 1)
+    mu = fsum(means) / k
+    var = fsum([(m - mu) * (m - mu) for m in means]) / (k - 1)
     return T_975_19 * math.sqrt(var / k)
 
 
@@ -97,13 +145,14 @@ def percentile(values: list, q: float) -> float:
     return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
 
 
-def time_windows(points: list, t0: float, t1: float, windows: int = BATCHES):
+def time_windows(times, values, t0: float, t1: float, windows: int = BATCHES):
     """Time average, windowed batch-means CI, least and greatest value held
     for a positive time, of a step function given by its change points
-    ``[(time, value), …]`` (the value holds from its time to the next), over
-    [t0, t1].  A NaN held for a positive time makes the average (and its
-    window's mean) NaN; the least and greatest are of the numbers held."""
-    if t1 <= t0 or not points:
+    (``values[i]`` holds from ``times[i]`` to the next time) over [t0, t1].
+    A NaN held for a positive time makes the average (and its window's mean)
+    NaN; the least and greatest are of the numbers held; a window too narrow
+    for the clock to tell its ends apart has a NaN mean."""
+    if t1 <= t0 or not times:
         return NAN, NAN, NAN, NAN
     width = (t1 - t0) / windows
     edges = [t0 + k * width for k in range(windows)] + [t1]
@@ -111,8 +160,11 @@ def time_windows(points: list, t0: float, t1: float, windows: int = BATCHES):
     total = 0.0
     lo = math.inf
     hi = -math.inf
-    for i, (t, v) in enumerate(points):
-        end = points[i + 1][0] if i + 1 < len(points) else t1
+    n = len(times)
+    for i in range(n):
+        t = times[i]
+        v = values[i]
+        end = times[i + 1] if i + 1 < n else t1
         a = max(t, t0)
         b = min(end, t1)
         if b <= a:
@@ -130,7 +182,7 @@ def time_windows(points: list, t0: float, t1: float, windows: int = BATCHES):
                 a = seg_end
             k += 1
     mean = total / (t1 - t0)
-    means = [areas[k] / (edges[k + 1] - edges[k]) for k in range(windows)]
+    means = [areas[k] / w if (w := edges[k + 1] - edges[k]) else NAN for k in range(windows)]
     if lo > hi:
         lo = hi = NAN
     return mean, ci_of_means(means), lo, hi

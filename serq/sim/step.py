@@ -38,6 +38,7 @@ from ..ir import model as M
 from .compile import CTX, check_guard
 from .errors import Fault, fmt_num
 from . import stroke
+from .limits import WATCH_RESIDENTS
 from .stages import MODE_DECODE, MODE_PREFILL, Stage
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
@@ -196,6 +197,8 @@ class StepStage(Stage):
     def set_res_ctx(self) -> None:
         ctx = self.sim.ctx
         res = self.residents
+        if len(res) >= WATCH_RESIDENTS and self.sim.limits.inside_too:   # an iteration this long may stop
+            self.sim.limits.inside()
         ctx[C_NRES] = float(len(res))
         nd = 0
         kvb = kvp = 0.0
@@ -267,11 +270,11 @@ class StepStage(Stage):
             budget = self.f_budget(sim.mcar)
             chunk = self.f_chunk(sim.mcar)
         except Fault as f:
-            sim.machine_fault(f, self.decl.loc)
+            sim.machine_fault(f, self.decl.loc, f"$.stages[{self.sid}]")
         if budget != budget:
-            sim.machine_fault(Fault("R006", f"the tokens cap of engine `{self.label}` is NaN"), self.decl.loc)
+            sim.machine_fault(Fault("R006", f"the tokens cap of engine `{self.label}` is NaN"), self.decl.loc, f"$.stages[{self.sid}]")
         if chunk != chunk:
-            sim.machine_fault(Fault("R006", f"the chunk of engine `{self.label}` is NaN"), self.decl.loc)
+            sim.machine_fault(Fault("R006", f"the chunk of engine `{self.label}` is NaN"), self.decl.loc, f"$.stages[{self.sid}]")
         if budget < 0:
             budget = 0.0
         if not (chunk > 0):
@@ -294,7 +297,7 @@ class StepStage(Stage):
         except Fault as f:
             self.planning = False
             self.plan = None
-            sim.machine_fault(f, self.decl.loc)
+            sim.machine_fault(f, self.decl.loc, f"$.stages[{self.sid}]")
         self.planning = False
         batch = plan.batch
         preempted = sim.npreempt - plan.pre0
@@ -337,14 +340,20 @@ class StepStage(Stage):
         try:
             cost = self.f_cost(sim.mcar)
         except Fault as f:
-            sim.machine_fault(f, self.decl.loc)
+            sim.machine_fault(f, self.decl.loc, f"$.stages[{self.sid}]")
         if not (cost >= 0):
             sim.machine_fault(Fault("R006", f"engine `{self.label}`: the iteration's cost is {fmt_num(cost)}: "
-                                            "a time is not negative and not NaN"), self.decl.loc)
-        if cost == 0 and ntok > 0:
-            sim.machine_fault(Fault("R006", f"engine `{self.label}`: an iteration that schedules "
-                                            f"{fmt_num(ntok)} tokens costs 0; an iteration lasts a "
-                                            "positive time"), self.decl.loc)
+                                            "a time is not negative and not NaN"), self.decl.loc,
+                              f"$.stages[{self.sid}]")
+        if ntok > 0 and sim.now + cost == sim.now:
+            if cost == 0:
+                sim.machine_fault(Fault("R006", f"engine `{self.label}`: an iteration that schedules "
+                                                f"{fmt_num(ntok)} tokens costs 0; an iteration lasts a "
+                                                "positive time"), self.decl.loc, f"$.stages[{self.sid}]")
+            sim.machine_fault(Fault("R018", f"engine `{self.label}`: an iteration that schedules "
+                                            f"{fmt_num(ntok)} tokens costs {fmt_num(cost)}, which no longer "
+                                            "advances the clock: the run cannot finish"), self.decl.loc,
+                              f"$.stages[{self.sid}]")
         self.iters_all += 1     # from the start of the run: a claim names its iteration
         if sim.step_log is not None:
             sim.step_log.append({

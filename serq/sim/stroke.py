@@ -108,6 +108,11 @@ def advance(stage) -> None:
             return
         if j.rem - 1.0 < m_cap:
             m_cap = j.rem - 1.0         # the last token is the step-by-step path's
+    cap_ev = sim.limits.max_events
+    if cap_ev is not None:
+        # --max-events stops the run at an event the step-by-step path counts:
+        # the stroke leaves the last events before it to that path
+        m_cap = min(m_cap, cap_ev - sim.nevents - 2)
     if m_cap < 1:
         return
     for p in stage.admit_pools:

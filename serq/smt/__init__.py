@@ -14,6 +14,7 @@ names, or None when there is none.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -53,9 +54,12 @@ class Encoder:
         t = type(e)
         if t is M.ENum:
             v = e.value
+            if v != v:     # NaN: a constant the validator refuses (E401); here any value
+                return self.fresh("nan")
             if math.isinf(v):
                 return z3.RealVal(BIG if v > 0 else -BIG)
-            return z3.RealVal(repr(float(v))) if not float(v).is_integer() else z3.RealVal(int(v))
+            # the float's exact value, as a fraction (Z3 reads no exponent)
+            return z3.RealVal(int(v)) if float(v).is_integer() else z3.RealVal(str(Fraction(v)))
         if t is M.ECtx:
             return self.sym(CTX_SPELLING.get(e.var, e.var), nonneg=True)
         if t is M.EQuery:

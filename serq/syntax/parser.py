@@ -4,6 +4,7 @@ errors phrased in words (expression, `;`, end of input), not token names."""
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from typing import Optional
 
@@ -757,6 +758,111 @@ def _found(tok: Token) -> str:
     return f"`{tok}`"
 
 
+# ---------------------------------------------------------------- the first hour
+# What a new user writes first and the grammar alone answers badly: a
+# statement without its `;`, `if`, `=` for `==`, an assignment without
+# `set`, a program without `fn main()`.
+
+_ITEM_WORDS = {"pool", "stage", "device", "engine", "workload", "server", "queue", "share", "gauge", "claim"}
+
+
+def _first_hour(path: str, text: str, e: UnexpectedInput, start: str) -> Optional[SerqError]:
+    if not isinstance(e, UnexpectedToken):
+        return None
+    tok = e.token
+    pos = _offset(text, tok)
+    stmt = _statement_text(text, pos)
+    words = stmt.split()
+    span = _tok_span(path, text, tok)
+    if start == "start" and tok.type != "$END" and str(tok) in _ITEM_WORDS and "FN" in e.expected \
+            and not re.search(r"\bfn\s+main\b", text):
+        return SerqError(Diagnostic(
+            "E104", f"`{tok}` is declared inside `fn main() {{ … }}`, and this program has no `main`",
+            span, help="the deployment and its workload are the body of `fn main() { … }`; only "
+                       "`let`, `def` and `use` stand above it"))
+    if words and words[0] in ("if", "elif") or words[:2] == ["else", "if"]:
+        guard = stmt[stmt.find("(") + 1:stmt.rfind(")")].strip() if "(" in stmt and ")" in stmt else "…"
+        return SerqError(Diagnostic(
+            "E102", "serQ has no `if`: a test is `branch (…) { … } else { … }`", _word_span(path, text, pos, stmt),
+            help=f"write `branch ({guard or '…'}) {{ … }}`; a guard is 0 or 1"))
+    if str(tok) == "=" and words and words[0] in ("branch", "while") and "(" in stmt:
+        lhs = stmt.split("(", 1)[1].strip()
+        rhs = _code(text)[pos + 1:].split(")", 1)[0].split("\n", 1)[0].strip()
+        return SerqError(Diagnostic(
+            "E102", "a test compares with `==`: `=` is only the assignment of `set x = …;`", span,
+            help=f"write `{words[0]} ({lhs} == {rhs})`; `!=`, `<`, `<=`, `>` and `>=` compare too"))
+    if str(tok) == "=" and len(words) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9.]*", words[0]):
+        return SerqError(Diagnostic(
+            "E102", f"an assignment is a `set` statement: `set {words[0]} = …;`", span,
+            help=f"write `set {words[0]} = …;` (a constant of main is `let {words[0]} = …;`)"))
+    missing = _missing_semicolon(path, text, tok, pos, start)
+    if missing is not None:
+        return missing
+    return None
+
+
+def _offset(text: str, tok: Token) -> int:
+    if tok.type == "$END" or tok.start_pos is None:
+        return len(text)
+    return tok.start_pos
+
+
+def _tok_span(path: str, text: str, tok: Token) -> Span:
+    if tok.type == "$END" or tok.line is None:
+        return _point(path, text, len(text.rstrip()))
+    return Span(path, tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + len(str(tok)))
+
+
+def _point(path: str, text: str, pos: int) -> Span:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return Span(path, line, col, line, col + 1)
+
+
+def _code(text: str) -> str:
+    """The text with comments and strings blanked (same length)."""
+    return re.sub(r'//[^\n]*|"[^"\n]*"', lambda m: " " * len(m.group()), text)
+
+
+def _statement_text(text: str, pos: int) -> str:
+    """The source from the start of the statement that holds ``pos`` (after
+    the last `;`, `{` or `}` before it) to ``pos``."""
+    code = _code(text)
+    k = max(code.rfind(c, 0, pos) for c in ";{}")
+    return code[k + 1:pos]
+
+
+def _word_span(path: str, text: str, pos: int, stmt: str) -> Span:
+    k = pos - len(stmt) + (len(stmt) - len(stmt.lstrip()))
+    m = re.match(r"[A-Za-z_]+", text[k:])
+    sp = _point(path, text, k)
+    return Span(path, sp.line, sp.col, sp.line, sp.col + (len(m.group()) if m else 1))
+
+
+def _missing_semicolon(path: str, text: str, tok: Token, pos: int, start: str) -> Optional[SerqError]:
+    """A `;` missing at the end of the line before the token that failed:
+    reported there, at the end of the statement that lacks it, when the
+    program parses on past the failing token with one written there."""
+    code = _code(text)
+    line_start = code.rfind("\n", 0, pos) + 1
+    before = code[:line_start].rstrip()
+    if not before or before[-1] in ";{":
+        return None
+    at = len(before)
+    fixed = text[:at] + ";" + text[at:]
+    try:
+        _lark().parse(fixed, start=start)
+    except UnexpectedToken as again:
+        if _offset(fixed, again.token) <= pos + 1:    # the `;` does not get the parse past the token
+            return None
+    except UnexpectedInput:
+        return None
+    sp = _point(path, text, at - 1)
+    return SerqError(Diagnostic("E102", "expected `;` at the end of this statement",
+                                Span(path, sp.line, sp.col + 1, sp.line, sp.col + 2),
+                                help="a statement ends with `;`"))
+
+
 def _parse_error(path: str, text: str, e: UnexpectedInput) -> SerqError:
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
@@ -797,11 +903,13 @@ def _hint(tok: Token, expected: set[str]) -> Optional[str]:
 
 
 def _parse(text: str, path: str, start: str):
+    if text.startswith("\ufeff"):    # a byte-order mark: not part of the program
+        text = text[1:]
     Sources.add(path, text)
     try:
         tree = _lark().parse(text, start=start)
     except UnexpectedInput as e:
-        raise _parse_error(path, text, e) from None
+        raise (_first_hour(path, text, e, start) or _parse_error(path, text, e)) from None
     except RecursionError:
         raise SerqError(Diagnostic("E103", "the program nests too deeply to parse",
                                    Span(path, 1, 1, 1, 2))) from None

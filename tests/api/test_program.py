@@ -182,7 +182,7 @@ def test_an_instance_file_from_python(tmp_path):
 def test_bad_settings_are_the_validators_errors():
     with pytest.raises(serq.SerqError) as e:
         serq.load(MG1).run(horizon=10, warmup=20)
-    assert e.value.render() == "error[E740]: warmup 20 must be below the horizon 10"
+    assert e.value.render() == "$.warmup: error[E740]: warmup 20 must be below the horizon 10"
     with pytest.raises(serq.SerqError) as e:
         serq.load(MG1).run(horizon="long")
     assert e.value.render() == "error[E970]: horizon= is a number, not str 'long'"

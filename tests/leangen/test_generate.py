@@ -222,14 +222,54 @@ def test_claims_verdicts():
                         "never_decodes": False}
 
 
-def test_claims_outside_the_fragment_are_listed_not_stated(tmp_path):
+def test_claims_outside_the_fragment_stop_and_write_nothing(tmp_path):
+    """The reference: the generator stops with `FAIL: outside the Lean
+    fragment` and writes nothing; not even into a fresh directory."""
     ir = dataclasses.replace(claims_example(), arrival=M.AClosed(3))
     path = tmp_path / "closed.ir.json"
     path.write_text(dumps(ir), encoding="utf-8")
-    outs = G.claims_outputs([str(path)], str(tmp_path / "lean"))
-    assert "def prog_" not in outs[0].text
-    assert "not stated, outside the Lean fragment: " in outs[1].text
-    assert "FAIL: outside the Lean fragment: a closed population" in outs[1].text
+    lean = tmp_path / "lean"
+    res = run_cli("claims", "--lean-dir", str(lean), str(path))
+    assert res.returncode == 1
+    assert res.stderr == ("FAIL: outside the Lean fragment: a closed population (arrive closed(…)) "
+                          "at examples/oracle/vllm_request.sq:67:7\n")
+    assert not lean.exists()
+
+
+def test_claims_do_not_write_over_the_files_of_other_inputs(tmp_path):
+    """`claims my.ir.json` does not replace the repository's Claims.lean,
+    which the golden IR's claims wrote; into a directory of its own it
+    writes, and again there."""
+    lean = tmp_path / "lean"
+    shutil.copytree(os.path.join(LEAN, "Serq"), lean / "Serq")
+    before = {p: open(lean / "Serq" / "Gen" / p, encoding="utf-8").read() for p in ("Claims.lean",
+                                                                                     "Claims.unproved.txt")}
+    res = run_cli("claims", "--lean-dir", str(lean), claims_input())
+    assert res.returncode == 1
+    assert res.stderr == ("FAIL: " + G.rel(str(lean / "Serq" / "Gen" / "Claims.lean")) + " was written by "
+                          "`python -m leangen claims`, not by `python -m leangen claims "
+                          "tests/leangen/golden/claims_example.ir.json`: nothing written (--lean-dir DIR "
+                          "writes elsewhere)\n")
+    for p, text in before.items():
+        assert open(lean / "Serq" / "Gen" / p, encoding="utf-8").read() == text
+    own = tmp_path / "own"
+    for _ in range(2):
+        res = run_cli("claims", "--lean-dir", str(own), claims_input())
+        assert res.returncode == 0, res.stderr
+    assert "Written by `python -m leangen claims tests/leangen/golden/claims_example.ir.json`" in \
+        open(own / "Serq" / "Gen" / "Claims.lean", encoding="utf-8").read()
+
+
+def test_a_file_that_is_not_generated_is_not_written_over(tmp_path):
+    lean = tmp_path / "lean"
+    (lean / "Serq" / "Gen").mkdir(parents=True)
+    (lean / "Serq" / "Gen" / "Oracle.lean").write_text("-- my notes\n", encoding="utf-8")
+    res = run_cli("oracle", "--lean-dir", str(lean))
+    assert res.returncode == 1
+    assert res.stderr == ("FAIL: " + G.rel(str(lean / "Serq" / "Gen" / "Oracle.lean")) + " is not a generated "
+                          "file: nothing written (--lean-dir DIR writes elsewhere)\n")
+    assert (lean / "Serq" / "Gen" / "Oracle.lean").read_text(encoding="utf-8") == "-- my notes\n"
+    assert not (lean / "Serq" / "Gen" / "Oracle.unproved.txt").exists()
 
 
 # ---------------------------------------------------------------- claims over a family (the papers)
@@ -282,7 +322,7 @@ def test_a_family_and_its_members():
 
 def test_leangen_reads_only_the_ir():
     import ast
-    allowed = ("serq.ir", "serq.diag")
+    allowed = ("serq.ir", "serq.diag", "serq.files")   # (files: writing outputs whole)
     for path in glob.glob(os.path.join(ROOT, "leangen", "*.py")):
         tree = ast.parse(open(path, encoding="utf-8").read())
         for node in ast.walk(tree):

@@ -220,7 +220,7 @@ def test_content_statement_faults_name_the_statement():
     prog = b.program(arrival=sessions({}), horizon=5)
     with pytest.raises(RunError) as e:
         simulate(prog)
-    assert e.value.code == "R020"
+    assert e.value.code == "R021"
     assert "`content`: the id is -1: a whole number ≥ 0" in e.value.render()
 
 

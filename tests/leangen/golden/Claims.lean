@@ -18,7 +18,6 @@ import Serq.Spec.Claims
   (`Serq.Claims.holdsAt`).  Its proof, when there is one, is the theorem of
   the same name in lean/Serq/Thm/ClaimProofs.lean; the others are listed in
   lean/Serq/Gen/Claims.unproved.txt, which `make lean` prints.
-  Programs with claims that are outside the fragment (not stated):
 -/
 
 namespace Serq.Gen.Claims

@@ -1,0 +1,303 @@
+"""Each crash class the issue listed and the fuzzers found, pinned by its
+whole message (or, where the input is valid, by what the run reports)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from serq import ir
+from serq.diag import SerqError
+from serq.link import compile_file, compile_source
+from serq.sim import RunStopped, simulate
+from serq.sim import stats as S
+
+
+def _err(fn) -> str:
+    with pytest.raises(SerqError) as info:
+        fn()
+    return info.value.render()
+
+
+def _example(path: str, old: str, new: str, horizon: float = 50.0):
+    src = open(path, encoding="utf-8").read()
+    assert old in src
+    return compile_source(src.replace(old, new), path, horizon=horizon)
+
+
+def _source(body: str, horizon: float = 10.0):
+    return compile_source(body, "t.sq", horizon=horizon)
+
+
+SVC = "fn main() {\n  stage svc : fifo;\n"
+
+
+# -- the linker ----------------------------------------------------------------
+
+def test_a_draw_in_a_constant_is_refused_where_it_is():
+    """It was an internal `LinkAbort` escaping `serq check`."""
+    assert _err(lambda: _source("let B = ~uniform(0, 3);\n" + SVC + "  workload { arrive closed(B); }\n}\n")) == (
+        "t.sq:1:9: error[E403]: a constant cannot read a draw\n"
+        "  |\n"
+        "1 | let B = ~uniform(0, 3);\n"
+        "  |         ^^^^^^^^^^^^^^\n"
+        "  = help: a constant reads numbers, `inf` and earlier constants")
+
+
+def test_an_infinite_population_does_not_link():
+    """`OverflowError: cannot convert float infinity to integer`, exit 0."""
+    assert _err(lambda: _example("examples/multi-turn/closed.sq", 'args.number("N", 5)',
+                                 'args.number("N", inf)')) == (
+        "examples/multi-turn/closed.sq:14:19: error[E404]: a population is a whole number from 1 to 1,000,000, "
+        "not inf\n"
+        "   |\n"
+        "14 |     arrive closed(N);\n"
+        "   |                   ^")
+
+
+def test_an_infinite_mean_of_a_draw_does_not_link():
+    """`args.number("N_new", inf)`: an `OverflowError` in serq/sim/pools.py."""
+    assert _err(lambda: _example("examples/multi-turn/vllm_chat.sq", 'args.number("N_new", 120)',
+                                 'args.number("N_new", inf)')) == (
+        "examples/multi-turn/vllm_chat.sq:66:20: error[E408]: the mean of `~exp` is a finite number ≥ 0, not inf\n"
+        "   |\n"
+        "66 |       set n = ceil(~exp(N_new));\n"
+        "   |                    ^^^^^^^^^^^\n"
+        "  = help: `~exp(m)` draws an exponential of mean m")
+
+
+def test_an_h2_beyond_its_domain_does_not_link():
+    """`~h2(1, 1e308)`: a `ZeroDivisionError` in serq/sim/rng.py."""
+    assert _err(lambda: _example("examples/single-turn/mg1.sq", "~h2(S, cv2)", "~h2(1, 1e308)")) == (
+        "examples/single-turn/mg1.sq:17:41: error[E408]: the squared coefficient of variation of `~h2` is from 1 "
+        "to 1e15, not 1e+308\n"
+        "   |\n"
+        "17 |     turn { set s = cv2 == 0 ? ~det(S) : ~h2(1, 1e308); }\n"
+        "   |                                         ^^^^^^^^^^^^^\n"
+        "  = help: `~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`")
+
+
+def test_an_h2_below_an_exponential_does_not_run_as_one():
+    """A cv2 below 1 was silently an exponential (mg1.sq with cv2 0.5)."""
+    assert _err(lambda: compile_file("examples/single-turn/mg1.sq", sets={"cv2": "0.5"}, horizon=10)) == (
+        "examples/single-turn/mg1.sq:17:41: error[E408]: the squared coefficient of variation of `~h2` is from 1 "
+        "to 1e15, not 0.5 (below 1, `~erlang` varies less than an exponential)\n"
+        "   |\n"
+        "17 |     turn { set s = cv2 == 0 ? ~det(S) : ~h2(S, cv2); }\n"
+        "   |                                         ^^^^^^^^^^^\n"
+        "  = help: `~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`")
+
+
+def test_a_computed_draw_outside_its_domain_stops_the_run_there():
+    p = _source(SVC + "  workload { arrive poisson(1); turn { set x = 2.5; } }\n"
+                "  server { set s = ~erlang(x, 1); run svc (cost(svc, s)); }\n}\n")
+    assert _err(lambda: simulate(p)) == (
+        "t.sq:4:12: error[R016]: the phases of `~erlang` are a whole number from 1 to 1,000,000, not 2.5 "
+        "(session 0, turn 1, time 0)\n"
+        "  |\n"
+        "4 |   server { set s = ~erlang(x, 1); run svc (cost(svc, s)); }\n"
+        "  |            ^")
+
+
+def test_a_cap_written_with_an_exponent_is_read_by_z3():
+    """`each at most (…)` with 1e-308 in it: `Z3Exception: parser error`."""
+    p = _example("examples/multi-turn/vllm.sq", "running.count + waiting.count > 1",
+                 "running.count + waiting.count > 1e-308", horizon=10)
+    assert p.stages[0].kind.chunk is not None
+
+
+def test_a_set_value_may_be_a_number():
+    """`compile_file(p, sets={"lambda": 2})`: an AttributeError in the parser."""
+    p = compile_file("examples/single-turn/mg1.sq", sets={"lambda": 2}, horizon=10)
+    assert p.arrival.rate == 2.0
+    assert _err(lambda: compile_file("examples/single-turn/mg1.sq", sets={"lambda": [2]}, horizon=10)) == (
+        "error[E253]: --set lambda: a value is an expression's text or a number, not list [2]\n"
+        '  = help: sets={"lambda": "1.5"}')
+
+
+def test_a_file_that_is_not_utf8_is_named_at_its_first_bad_byte(tmp_path):
+    path = tmp_path / "x.sq"
+    path.write_bytes(b"fn main() {\n  stage s\xff : fifo;\n}\n")
+    assert _err(lambda: compile_file(str(path))) == (
+        f"{path}:2:10: error[E002]: the file is not UTF-8 text: byte 0xff does not decode\n"
+        "  |\n"
+        "2 |   stage s\ufffd : fifo;\n"
+        "  |          ^\n"
+        "  = help: save the file as UTF-8")
+
+
+# -- the statistics -------------------------------------------------------------
+
+def test_a_ps_stage_of_capacity_1e308_reports_its_statistics():
+    """`stage svc : ps(1e308);`: a `ZeroDivisionError` in serq/sim/stats.py."""
+    r = simulate(_example("examples/single-turn/ps.sq", "ps(1)", "ps(1e308)"))
+    sojourn = r.data()["observes"]["sojourn"]
+    # one sojourn of about 1e-308 (at time 0) and 43 the clock cannot tell from 0: cv2 n
+    assert sojourn["count"] == 44 and 0 < sojourn["mean"] < 1e-300 and sojourn["cv2"] == pytest.approx(44.0)
+
+
+@pytest.mark.parametrize("values, want", [
+    ([1e-200, 3e-200], {"count": 2, "mean": 2e-200, "ci": math.nan, "cv2": 0.5, "p99": 2.98e-200}),
+    ([1e308, 1e308], {"count": 2, "mean": math.inf, "ci": math.nan, "cv2": math.nan, "p99": 1e308}),
+    ([math.inf, -math.inf], {"count": 2, "mean": math.nan, "ci": math.nan, "cv2": math.nan, "p99": math.nan}),
+])
+def test_a_statistic_the_values_do_not_define_is_nan_or_inf(values, want):
+    assert repr(S.summary(values)) == repr(want)
+
+
+def test_a_gauge_window_narrower_than_the_clock_is_nan():
+    assert repr(S.time_windows([1e15], [1.0], 1e15, 1e15 + 0.25)) == repr((1.0, math.nan, 1.0, 1.0))
+
+
+# -- the IR reader --------------------------------------------------------------
+
+def _mg1_ir() -> dict:
+    return ir.to_data(compile_file("examples/single-turn/mg1.sq", horizon=10))
+
+
+def _read(data: dict):
+    p = ir.loads(json.dumps(data), "x.ir.json")
+    ir.validate(p)
+    return p
+
+
+def test_a_reference_past_the_end_of_a_table_is_the_validators():
+    """`IndexError`s in machine.py, compile.py and the generated segments."""
+    d = _mg1_ir()
+    d["blocks"][1]["stmts"][2]["Run"]["stage"]["base"] = 1
+    assert _err(lambda: _read(d)) == (
+        "examples/single-turn/mg1.sq:22:5: error[E910]: stage reference 1+1 out of range\n"
+        "   |\n"
+        "22 |     run svc (cost(svc, s));\n"
+        "   |     ^")
+
+
+def test_a_table_problem_names_its_field():
+    d = _mg1_ir()
+    d["session"] = 9
+    assert _err(lambda: _read(d)) == (
+        "$.session: error[E910]: session block 9 out of range (the program has 2 blocks)\n\n"
+        "$.blocks[1]: error[E910]: block 1 is not reachable from init, turn or session\n\n"
+        "error: 2 errors")
+
+
+def test_a_reference_into_the_middle_of_a_family_is_refused():
+    d = ir.to_data(compile_source(SVC.replace("svc : fifo", "svc[3] : fifo") +
+                                  "  workload { arrive poisson(1); }\n  server { run svc[1] (cost(svc, 1)); }\n}\n",
+                                  "t.sq", horizon=10))
+    d["blocks"][0]["stmts"][1]["Run"]["stage"].update(base=1, count=2)
+    assert _err(lambda: _read(d)).startswith("t.sq:4:12: error[E910]: stage reference 1+2 is not one whole family")
+
+
+def test_a_run_time_error_of_an_ir_statement_without_a_location_names_its_field():
+    d = _mg1_ir()
+    d["blocks"][0]["stmts"][0]["Set"]["expr"] = {"Num": -1.0}      # s = -1
+    d["blocks"][1]["locs"][2] = None                               # the run has no location
+    p = _read(d)
+    assert _err(lambda: simulate(p)) == (
+        "$.blocks[1].stmts[2]: error[R001]: the work of `run svc` is -1: an amount is not negative and not NaN "
+        "(session 0, turn 1, time 0)")
+
+
+# -- runs that cannot finish ------------------------------------------------------
+
+def test_arrivals_beyond_what_a_run_can_simulate_do_not_start():
+    p = _source(SVC + "  workload { arrive poisson(1e308); }\n  server { run svc (cost(svc, 0.5)); }\n}\n")
+    assert _err(lambda: simulate(p)) == (
+        "$.arrival.Poisson: error[R018]: `arrive poisson(1e+308)` over the horizon 10 is more than 1e+308 "
+        "arrivals, beyond the 1e+12 a run can simulate: the run cannot finish (time 0)")
+    p = _source(SVC + "  workload { arrive renewal(~exp(1e-300)); }\n  server { run svc (cost(svc, 0.5)); }\n}\n")
+    assert _err(lambda: simulate(p)) == (
+        "$.arrival.Renewal: error[R018]: `arrive renewal(…)`, a mean gap of 1e-300, over the horizon 10 is about "
+        "1e+301 arrivals, beyond the 1e+12 a run can simulate: the run cannot finish (time 0)")
+
+
+def test_an_iteration_that_no_longer_advances_the_clock_stops_the_run():
+    p = _source("fn main() {\n  device gpu { kv cap 100; }\n  engine llm on gpu {\n    reqs cap 4;\n"
+                "    tokens cap 8;\n    schedule { advance running; admit waiting while (running.preempted == 0); }\n"
+                "    execute (1e-30);\n  }\n  pool kv on gpu { }\n  pool reqs on llm { queue fifo; }\n"
+                "  workload { arrive renewal(1); }\n"
+                "  server { hold reqs (cost(reqs, 1)) { run llm prefill (cost(llm, 4)); } }\n}\n")
+    assert _err(lambda: simulate(p)) == (
+        "t.sq:3:3: error[R018]: engine `llm`: an iteration that schedules 4 tokens costs 1e-30, which no longer "
+        "advances the clock: the run cannot finish (time 1)\n"
+        "  |\n"
+        "3 |   engine llm on gpu {\n"
+        "  |   ^")
+
+
+def test_a_turn_number_a_set_made_infinite_stops_the_run():
+    p = _source(SVC + "  workload { arrive poisson(1); session { set turn_no = inf; turn; } }\n"
+                "  server { run svc (cost(svc, 1)); }\n}\n")
+    assert _err(lambda: simulate(p)) == (
+        "t.sq:3:62: error[R017]: `turn_no` is inf: the turn number is a finite number (a set made it so) "
+        "(session 0, turn inf, time 0)\n"
+        "  |\n"
+        "3 |   workload { arrive poisson(1); session { set turn_no = inf; turn; } }\n"
+        "  |                                                              ^")
+
+
+def test_a_run_stopped_by_its_limit_reports_what_it_measured_marked_partial():
+    p = compile_file("examples/single-turn/mg1.sq", horizon=1e6)
+    with pytest.raises(RunStopped) as info:
+        simulate(p, max_events=5000)
+    stop = info.value
+    assert stop.render() == (
+        "error[R019]: the run stopped at time 3048.26 of the horizon 1000000 (--max-events 5000 reached): it did "
+        "not finish, and what it measured is partial\n"
+        "  = help: give it more (--max-events, --max-seconds), or a shorter --horizon")
+    text = stop.report.text().split("\n")
+    assert text[:2] == [
+        "run: horizon 1000000 end 3048.26 warmup 0 seed 1 events 5000 arrivals 2502 ended 2498 turns 2502 "
+        "mean live 4.064",
+        "partial: the run stopped at 3048.26 (--max-events 5000 reached); these are the figures until then"]
+    assert stop.report.data()["events"] == 5000
+
+
+def test_the_progress_line_estimates_the_time_left():
+    from serq.sim.machine import Sim
+    sim = Sim(compile_file("examples/single-turn/mg1.sq", horizon=100))
+    sim.limits.t_start, sim.now, sim.nevents = 0.0, 25.0, 1234
+    assert sim.limits.progress_line(10.0).rstrip() == "serq run:  25.0% (t=25, 1234 events), about 30 s left"
+    sim.now = 1e-290          # a clock that hardly moves
+    assert sim.limits.progress_line(10.0).rstrip() == \
+        "serq run:   0.0% (t=1e-290, 1234 events), about 3.17e+285 years left"
+    drain = Sim(compile_file("examples/single-turn/mg1.sq", horizon=1e9, arrivals=1000))
+    drain.limits.t_start, drain.open_arrivals = 0.0, 750
+    assert drain.limits.progress_line(30.0).rstrip().endswith("75.0% (t=0, 0 events), about 10 s left")
+
+
+@pytest.mark.parametrize("kw, want", [
+    ({"horizon": "abc"}, "$.horizon: error[E740]: horizon is a number, not str 'abc'"),
+    ({"seed": 1.5}, "$.seed: error[E740]: seed is a whole number, not float 1.5"),
+    ({"warmup": None}, "$.warmup: error[E740]: warmup is a number, not NoneType None"),
+])
+def test_the_settings_from_python_are_of_their_types(kw, want):
+    """A string for the horizon from Python was a ValueError in the linker."""
+    assert _err(lambda: compile_file("examples/single-turn/mg1.sq", **kw)) == want
+
+
+def test_an_aggregate_of_many_terms_is_read_and_written():
+    """A 1 000-term aggregate linked, but `serq ir` (to_data, json) and an IR
+    file's reading ran out of Python's stack (700 terms here, 1 400 levels:
+    the canonical JSON's indentation makes a chain's text quadratic in its
+    length, and 4 096 terms a minute's work)."""
+    n = 700
+    p = _source(f"fn main() {{\n  stage s[{n}] : fifo;\n  workload {{ arrive poisson(1); }}\n"
+                f"  server {{ set x = sum j in {n} (queue(s[j])); run s[0] (cost(s, 1)); observe q = x; }}\n}}\n")
+    q = ir.loads(ir.dumps(p))
+    ir.validate(q)
+    assert q == p
+    assert simulate(q).data()["observes"]["q"]["count"] == 8
+
+
+def test_a_program_nested_beyond_the_stack_is_a_located_error():
+    assert _err(lambda: _source("fn main() {\n  let a = " + "1+" * 12000 + "1;\n}\n")) == (
+        "t.sq:1:1: error[E103]: the program nests too deeply for serq (an expression of some thousands of "
+        "operators in a row, or definitions within definitions)\n"
+        "  |\n"
+        "1 | fn main() {\n"
+        "  | ^\n"
+        "  = help: write it in steps, each naming the last (`let`, `set`), or as an aggregate: `sum j in n (…)`")

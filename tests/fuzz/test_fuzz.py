@@ -1,0 +1,85 @@
+"""The fuzzers, bounded for CI (seeded by the Hypothesis profile, about two
+minutes in all): every source, numeric and IR mutant Hypothesis draws, and
+arbitrary text and token soup, ends in a clean run or a located SerqError
+(``check.outcome``).  A failure prints
+the mutant's record; ``python -m tests.fuzz replay`` reruns one written to a
+file, and ``make fuzz N=…`` runs many more."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from . import check, mutate
+
+# mutants per kind in CI (each a link, and a short run when it links)
+EXAMPLES = {"source": 3000, "numeric": 600, "ir": 1500}
+
+
+def _assert_no_finding(m: mutate.Mutant) -> None:
+    o = check.outcome(m, hard_seconds=60.0)
+    if o.finding:
+        record = dict(m.record(), status=o.status, where=o.where)
+        pytest.fail(f"{o.status} ({o.where}) for {m.kind} mutant of {m.example}: {m.what}\n"
+                    f"{o.trace or o.detail}\n{json.dumps(record)[:4000]}")
+
+
+@pytest.mark.parametrize("kind", mutate.KINDS)
+def test_mutants_end_in_a_clean_run_or_a_located_error(kind):
+    @settings(max_examples=EXAMPLES[kind], deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def run(data):
+        _assert_no_finding(mutate.make(kind, mutate.DataChooser(data)))
+    run()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.text(max_size=300))
+def test_arbitrary_text_is_a_located_error(text):
+    _assert_no_finding(mutate.Mutant("source", "t.sq", "arbitrary text", text=text))
+
+
+SOUP = list("{}();,.:=+-*/<>!?~[]\"") + ["fn main() {", "hold", "run", "pool", "stage", "let", "turn;",
+                                          "workload", "server", "engine", "inf", "x", "1"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(SOUP), max_size=60))
+def test_token_soup_is_a_located_error(parts):
+    _assert_no_finding(mutate.Mutant("source", "t.sq", "token soup", text=" ".join(parts)))
+
+
+def test_every_number_of_every_example_is_a_numeric_mutant():
+    """``make fuzz`` starts each numeric run with every single replacement,
+    in order: every number of every example, by every value."""
+    singles = mutate.numeric_singles()
+    from . import corpus
+    assert len(singles) == sum(len(corpus.numbers(p)) for p in corpus.examples()) * len(mutate.VALUES)
+    first = mutate.numeric_mutant(mutate.seeded("numeric", 1, 0), index=0)
+    path, k, v = singles[0]
+    assert (first.example, first.what.split(" -> ")[1]) == (path, mutate.VALUES[v])
+
+
+def test_the_property_tells_a_located_error_from_an_unlocated_one():
+    from serq.diag import Diagnostic, Span
+    assert check.located(Diagnostic("E1", "x", Span.point("a.sq", 1, 2)))
+    assert check.located(Diagnostic("E1", "x", field="$.pools[0].cap"))
+    assert check.located(Diagnostic("E903", "x.json: malformed IR at $.blocks[0].stmts[1]: missing field"))
+    assert not check.located(Diagnostic("E1", "something is wrong somewhere"))
+
+
+def test_a_crash_is_a_finding_with_its_class(monkeypatch):
+    m = mutate.Mutant("ir", "examples/single-turn/mg1.sq", "files that are no list",
+                      data={"version": 1, "files": 7})
+    o = check.outcome(m)
+    assert (o.status, o.finding) == ("error", False)
+    import serq.link
+
+    def bug(*a, **kw):
+        return 1 / 0
+    monkeypatch.setattr(serq.link, "compile_source", bug)
+    o = check.outcome(mutate.Mutant("source", "x.sq", "any", text="fn main() {}"))
+    assert o.status == "crash" and o.finding and o.where.startswith("ZeroDivisionError at ")
+    assert "ZeroDivisionError: division by zero" in o.trace

@@ -1,0 +1,126 @@
+"""How the command fails (issue 10): a program error exits 1 with its
+located message, a bug of serq is an internal error (exit 3) and never a
+bare traceback, Ctrl-C stops a run cleanly (exit 130), a run that cannot
+finish says so, and --json, --dump and --out write nothing partial."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from click.testing import CliRunner
+
+from serq.cli import main, version
+
+MG1 = "examples/single-turn/mg1.sq"
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False, env=env)
+
+
+def _boom(monkeypatch):
+    import serq.sim
+
+    def simulate(*a, **kw):
+        raise ZeroDivisionError("float division by zero")
+    monkeypatch.setattr(serq.sim, "simulate", simulate)
+
+
+def test_a_bug_of_serq_is_an_internal_error_with_the_rerun(monkeypatch):
+    _boom(monkeypatch)
+    r = run("run", MG1, "--horizon", "10", env={"SERQ_DEBUG": None})
+    assert r.exit_code == 3
+    assert r.output == (f"internal error: ZeroDivisionError: float division by zero (serq {version()})\n"
+                        "  this is a bug of serq, not of the program; to see where, run it again as\n"
+                        f"    SERQ_DEBUG=1 serq run {MG1} --horizon 10\n")
+
+
+def test_serq_debug_shows_the_traceback(monkeypatch):
+    _boom(monkeypatch)
+    r = run("run", MG1, "--horizon", "10", env={"SERQ_DEBUG": "1"})
+    assert r.exit_code == 3
+    assert r.output.startswith("Traceback (most recent call last):\n")
+    assert r.output.endswith("ZeroDivisionError: float division by zero\n"
+                             f"internal error: ZeroDivisionError: float division by zero (serq {version()})\n")
+
+
+def test_a_run_stopped_by_max_events_prints_what_it_measured_and_exits_1():
+    r = run("run", MG1, "--horizon", "1e6", "--max-events", "5000")
+    assert r.exit_code == 1
+    assert r.stdout.split("\n")[:2] == [
+        "run: horizon 1000000 end 3048.26 warmup 0 seed 1 events 5000 arrivals 2502 ended 2498 turns 2502 "
+        "mean live 4.064",
+        "partial: the run stopped at 3048.26 (--max-events 5000 reached); these are the figures until then"]
+    assert r.stderr == (
+        "error[R019]: the run stopped at time 3048.26 of the horizon 1000000 (--max-events 5000 reached): it did "
+        "not finish, and what it measured is partial\n"
+        "  = help: give it more (--max-events, --max-seconds), or a shorter --horizon\n")
+
+
+def test_json_and_dump_of_a_run_that_did_not_finish_write_nothing(tmp_path):
+    out = tmp_path / "samples"
+    r = run("run", MG1, "--horizon", "1e6", "--max-events", "5000", "--json", "--dump", str(out))
+    assert r.exit_code == 1 and r.stdout == "" and not out.exists()
+    assert r.stderr.endswith("  nothing written: --json and --dump are written only by a run that finished\n")
+
+
+def test_max_seconds_stops_a_run():
+    r = run("run", MG1, "--horizon", "1e12", "--max-seconds", "0.5")
+    assert r.exit_code == 1 and "(--max-seconds 0.5 reached)" in r.stderr
+
+
+def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
+    p = subprocess.Popen([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130
+    assert out.startswith("run: horizon 1000000000 end ") and "\npartial: the run stopped at " in out
+    assert err.startswith("error[R020]: the run stopped at time ") and "(interrupted)" in err
+    assert "Traceback" not in err
+
+
+def test_a_dump_or_a_figure_that_cannot_be_written_is_an_error(tmp_path):
+    r = run("run", MG1, "--horizon", "10", "--dump", "/proc/nope")
+    assert (r.exit_code, r.stderr) == (1, "error[E004]: cannot write --dump /proc/nope: No such file or directory\n"
+                                          "  = help: the directory must exist and be writable\n")
+    missing = tmp_path / "missing" / "x.svg"
+    r = run("draw", MG1, "--out", str(missing))
+    assert (r.exit_code, r.stderr) == (1, f"error[E004]: cannot write --out {missing}: No such file or directory\n"
+                                          "  = help: the directory must exist and be writable\n")
+
+
+def test_a_dump_over_a_directory_keeps_what_it_does_not_write(tmp_path):
+    d = tmp_path / "samples"
+    d.mkdir()
+    (d / "mine.txt").write_text("kept\n")
+    r = run("run", MG1, "--horizon", "10", "--dump", str(d))
+    assert r.exit_code == 0
+    assert sorted(os.listdir(d)) == ["mine.txt", "sojourn.csv"]
+    assert (d / "sojourn.csv").read_text().startswith("time,session,turn,value\n0.9219634323592031,0,1,")
+
+
+def test_the_same_input_twice_is_a_usage_error():
+    r = run("run", MG1, "--horizon", "10", "--set", "lambda=1", "--set", "lambda=2")
+    assert r.exit_code == 2
+    assert r.stderr.endswith("Error: Invalid value for --set: `lambda` is given twice (lambda=1 and lambda=2); "
+                             "give each input once\n")
+
+
+def test_a_trace_for_an_ir_file_without_one_is_a_usage_error(tmp_path):
+    path = tmp_path / "mg1.ir.json"
+    path.write_text(run("ir", MG1, "--horizon", "10").stdout)
+    r = run("run", str(path), "--trace", "examples/replay/data/short.csv")
+    assert r.exit_code == 2
+    assert r.stderr.endswith("Error: --trace examples/replay/data/short.csv: the program replays no trace, so "
+                             "there is none to replace\n")
+
+
+def test_a_report_is_json_a_strict_reader_reads():
+    r = run("run", MG1, "--horizon", "10", "--json")
+    assert r.exit_code == 0
+    json.loads(r.stdout, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
