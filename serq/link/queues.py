@@ -765,7 +765,9 @@ def relation_transfer(lk, s: A.Transfer, env: Env, side: str, out: list) -> None
 
     def member(full: str, idx) -> M.Ref:
         """Member `idx` ((index AST, its Env), or None for a single queue) of stage family `full`."""
-        fam = lk.stage_fams[full]
+        fam = lk.stage_fams.get(full)
+        if fam is None:
+            raise LinkAbort()  # the queue's `nic` failed to declare, and was reported
         i = lk.expr(idx[0], idx[1].at("session")) if idx is not None and idx[0] is not None else None
         return lk.mk(M.Ref(fam.base, fam.count, i), s.span)
 
