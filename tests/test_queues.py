@@ -354,3 +354,45 @@ def test_a_link_with_a_transfer_entry_is_called_in_the_reads_place():
     assert sorted(values(rep, "first")) == [6.0, 6.0]
     pools = {x["name"]: x for x in rep.data()["pools"]}
     assert pools["P.kv[0]"]["mean_used"] == pytest.approx((2 * 20 * 5) / 100)  # leased 1 → 5, of 100
+
+
+def test_a_queues_engine_reads_its_members_own_pools_bare():
+    """Inside queue D, `queued(kv)` in its engine's schedule is the member's
+    own pool, as in its entries: member 1's cap reads D.kv[1]."""
+    src = pull_program().replace("let ND = 1;", "let ND = 2;").replace(
+        "D[0].decode (prompt) from P[0];", "D[serial - 2 * floor(serial / 2)].decode (prompt) from P[0];")
+    src = src.replace("""    engine on gpu {
+      reqs cap 4;
+      tokens cap 64;
+      schedule { advance running; admit waiting while (running.preempted == 0); }
+      execute (1);
+    }
+    pool reqs on D { queue fifo; }""", """    engine on gpu {
+      reqs cap 4;
+      tokens cap 64;
+      schedule {
+        let cap = holders(kv) + queued(kv) > 1 ? 8 : inf;
+        advance running each at most (cap);
+        admit waiting while (running.preempted == 0) each at most (cap);
+      }
+      execute (1);
+    }
+    pool reqs on D { queue fifo; }""")
+    assert "holders(kv)" in src
+    p = compile_source(src, "t.sq")
+    kv = [i for i, x in enumerate(p.pools) if x.name == "D.kv"]
+    for member in (0, 1):
+        st = next(s for s in p.stages if s.name == "D" and s.index == member)
+        refs = [(q.query, q.ref.base + int(q.ref.index.value)) for q in _queries(st.kind.chunk)]
+        assert refs == [("Holders", kv[member]), ("Queued", kv[member])]
+    # outside the queue a bare `kv` names nothing
+    bad = src.replace("observe first = D.first;", "observe first = queued(kv);")
+    with pytest.raises(Exception) as info:
+        compile_source(bad, "t.sq")
+    assert "unknown pool `kv`" in str(info.value)
+
+
+def _queries(e):
+    from serq.ir.expr import walk
+    from serq.ir import model as M
+    return [x for x in walk(e) if type(x) is M.EQuery]

@@ -864,6 +864,8 @@ class Linker(ExprMixin):
             return
         for member in range(eng.count):
             base_env = Env(engine=eng, member=member, device=eng.device)
+            if eng.name in self.queues:
+                base_env = base_env.with_subst(queues.own_pools(self, self.queues[eng.name], member))
             budget = self.try_expr(eng.caps["tokens"][1].expr, base_env.at("tokens_cap"))
             cost = self.try_expr(execute.expr, base_env.at("execute"))
             gran = None
