@@ -396,3 +396,46 @@ def _queries(e):
     from serq.ir.expr import walk
     from serq.ir import model as M
     return [x for x in walk(e) if type(x) is M.EQuery]
+
+
+# ---------------------------------------------------------------- a library's queues
+LIB_QUEUE = """queue S : prefill {
+  serve fifo;
+  prefill (n) { run (cost(S, n / mu)); }
+}
+"""
+USER = """use "std/args";
+fn main() {
+  let mu = 2;
+  USE
+  workload { arrive poisson(0.5); turn { set n = ~exp(1); } }
+  server { S.prefill (n); }
+}
+"""
+
+
+def test_a_librarys_queue_is_declared_where_main_uses_it(tmp_path):
+    """`use "lib.sq";` inside main declares the library's queue there, reading
+    the program's constants: the IR of the program that writes it in place."""
+    (tmp_path / "lib.sq").write_text(LIB_QUEUE)
+    used = USER.replace("USE", 'use "lib.sq";')
+    inline = USER.replace("USE", LIB_QUEUE)
+    (tmp_path / "a.sq").write_text(used)
+    (tmp_path / "b.sq").write_text(inline)
+    from serq.link import compile_file
+    a, b = compile_file(str(tmp_path / "a.sq"), horizon=10.0), compile_file(str(tmp_path / "b.sq"), horizon=10.0)
+    assert _shape(a) == _shape(b)
+    assert [s.name for s in a.stages] == ["S"]
+
+
+def test_a_librarys_queue_used_above_main_is_refused(tmp_path):
+    (tmp_path / "lib.sq").write_text(LIB_QUEUE)
+    src = 'use "lib.sq";\n' + USER.replace("USE", "stage s : fifo;").replace("S.prefill (n);", "run s (cost(s, n));")
+    from serq.diag import SerqError
+    with pytest.raises(SerqError) as info:
+        compile_source(src, str(tmp_path / "t.sq"))
+    assert info.value.render() == (
+        f"{tmp_path}/t.sq:1:1: error[E233]: a library's queues and relations are declared where the program "
+        "uses it: `use` it inside main\n  |\n1 | use \"lib.sq\";\n  | ^^^^^^^^^^^^^\n"
+        f"  = note: the library declares one at {tmp_path}/lib.sq:1:1\n"
+        "  = help: a `use` above main brings only definitions")
