@@ -394,5 +394,128 @@ def oracle_replay_ir(trace):
     click.echo(dumps(p), nl=False)
 
 
+# ---------------------------------------------------------------- the P/D oracle
+
+def pd_program(s: dict):
+    """`examples/oracle/vllm_pd.sq` compiled for a P/D scenario: its two engines
+    as inputs, its requests as explicit sessions."""
+    from .ir import validate
+    from .link import compile_file
+    from .oracle import pd as PD
+    p = compile_file(_relroot(os.path.join(_root(), PD.PROGRAM)), sets=PD.inputs(s), horizon=PD.horizon(s))
+    p = PD.with_sessions(p, s)
+    validate(p)
+    return p
+
+
+def _pd_ours(s: dict, log: bool = False):
+    """(serQ's outcome, the report) for a P/D scenario; a run-time error is an
+    outcome with no requests, which disagrees with every answer of vLLM's."""
+    from .oracle import pd as PD
+    from .sim import simulate
+    try:
+        p = pd_program(s)
+        rep = simulate(p, step_log=log)
+    except SerqError as e:
+        return {"requests": [], "ticks": None, "error": e.render()}, None
+    return PD.outcome(rep, p), rep
+
+
+@oracle.command(name="pd")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True,
+              help="print what two of vLLM's real schedulers give (tools/oracle/vllm_pd_oracle.py)")
+@click.option("--diff", "diff", is_flag=True,
+              help="run both; print the first tick where they part (what each instance scheduled, "
+                   "loaded, freed) or `agree`")
+def oracle_pd(scenario, use_vllm, diff):
+    """A prefill/decode SCENARIO.json through examples/oracle/vllm_pd.sq on the step
+    clock; print serQ's answer in the harness's format."""
+    import time
+    from .oracle import pd as PD
+    from .oracle.vllm import PD as HARNESS, run_once
+    if use_vllm and not diff:
+        theirs, _ = run_once(scenario, script=HARNESS)
+        from .oracle.pd import dumps
+        click.echo(dumps(theirs))
+        return
+    s = PD.load(scenario)
+    t0 = time.perf_counter()
+    p = pd_program(s)
+    from .sim import simulate
+    rep = simulate(p, step_log=diff)
+    ours = PD.outcome(rep, p)
+    t_ours = time.perf_counter() - t0
+    if not diff:
+        click.echo(PD.dumps(ours))
+        return
+    theirs, t_vllm = run_once(scenario, steps=True, script=HARNESS)
+    text = PD.report(PD.ours_by_tick(rep.step_log, ours), PD.theirs_by_tick(theirs["log"]))
+    fields = PD.diff(ours, theirs)
+    if text == "agree" and fields:
+        text = "the ticks agree but the outcomes differ"
+    click.echo(text)
+    for f in fields:
+        click.echo(f"  {f}")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
+               f"(process, vLLM import included): {t_vllm / t_ours:.0f}x")
+    sys.exit(0 if text == "agree" and not fields else 1)
+
+
+@oracle.command(name="pd-fuzz")
+@click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
+              help="random P/D scenarios to run")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
+              show_default=True, help="where a shrunk disagreement is written")
+def oracle_pd_fuzz(n, seed, out_dir):
+    """Random P/D scenarios through serQ and two of vLLM's real schedulers; a
+    disagreement is shrunk to a minimal scenario and written with its first
+    divergence."""
+    import time
+    from .oracle import fuzz as F, pd as PD, pd_fuzz as G
+    from .oracle.vllm import PD as HARNESS, Harness
+
+    found = 0
+    t_ours = t_vllm = 0.0
+    t0 = time.perf_counter()
+    with Harness(script=HARNESS) as h:
+        def disagrees(s):
+            return bool(PD.diff(_pd_ours(s)[0], h.ask(s)))
+        for i in range(n):
+            s = G.generate(seed, i)
+            a = time.perf_counter()
+            mine = _pd_ours(s)[0]
+            b = time.perf_counter()
+            theirs = h.ask(s)
+            c = time.perf_counter()
+            t_ours += b - a
+            t_vllm += c - b if i else 0.0
+            d = PD.diff(mine, theirs)
+            if not d:
+                if (i + 1) % 100 == 0:
+                    click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
+                continue
+            found += 1
+            small = F.shrink(s, disagrees, smaller=G.candidates, ok=G.feasible)
+            os.makedirs(out_dir, exist_ok=True)
+            name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
+            with open(name + ".json", "w", encoding="utf-8") as f:
+                f.write(json.dumps(small, sort_keys=True) + "\n")
+            with Harness(steps=True, script=HARNESS) as hs:
+                their = hs.ask(small)
+            ours_small, rep = _pd_ours(small, log=True)
+            text = (PD.report(PD.ours_by_tick(rep.step_log, ours_small), PD.theirs_by_tick(their["log"]))
+                    if rep is not None else ours_small["error"])
+            with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+                f.write(text + "\n" + "\n".join(PD.diff(ours_small, their)) + "\n")
+            click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+    wall = time.perf_counter() - t0
+    click.echo(f"pd-fuzz: {n} scenarios (seed {seed}), {found} disagreed; {n / wall:.1f} scenarios/s "
+               f"(serQ {1000 * t_ours / n:.1f} ms per scenario, vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
+               f"after a {h.startup:.1f} s start)")
+    sys.exit(1 if found else 0)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

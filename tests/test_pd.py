@@ -52,3 +52,148 @@ def test_prefilling_is_what_the_running_prefills_have_still_to_allocate():
     rep = simulate(compile_source(PREFILLING, "t.sq", horizon=20.0))
     got = {name: [v for _, _, _, v in rep.samples(name)] for name in ("a", "b", "c", "e")}
     assert got == {"a": [12.0], "b": [4.0], "c": [0.0], "e": [0.0]}
+
+
+# ---------------------------------------------------------------- the committed suite
+import glob  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+
+from serq.cli import pd_program  # noqa: E402
+from serq.oracle import pd as PD  # noqa: E402
+
+
+def _inputs(pattern):
+    return sorted(p for p in glob.glob(pattern) if not p.endswith((".out.json", ".log.json")))
+
+
+NAMED = _inputs("tools/oracle/pd/*.json")
+RANDOM = _inputs("tools/oracle/pd/random/*.json")
+
+
+def _committed(path, kind="out"):
+    with open(path[:-5] + f".{kind}.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _ours(path, log=False):
+    s = PD.load(path)
+    p = pd_program(s)
+    rep = simulate(p, step_log=log)
+    return PD.outcome(rep, p), rep
+
+
+@pytest.mark.parametrize("path", NAMED + RANDOM, ids=os.path.basename)
+def test_pd_scenario_agrees_with_two_vllm_schedulers(path):
+    ours, _ = _ours(path)
+    assert PD.diff(ours, _committed(path)) == []
+
+
+@pytest.mark.parametrize("path", NAMED, ids=os.path.basename)
+def test_named_pd_scenarios_agree_tick_for_tick(path):
+    """What each instance scheduled, admitted, preempted, loaded and freed, in
+    every tick of the committed --steps log."""
+    ours, rep = _ours(path, log=True)
+    theirs = _committed(path, "log")
+    assert PD.first_divergence(PD.ours_by_tick(rep.step_log, ours), PD.theirs_by_tick(theirs["log"])) is None
+
+
+def test_the_pd_suites_are_there_and_show_what_they_are_named_for():
+    names = {os.path.basename(p)[:-5] for p in NAMED}
+    assert len(names) >= 8 and len(RANDOM) >= 50
+    log = {n: _committed(f"tools/oracle/pd/{n}.json", "log")["log"] for n in names}
+    out = {n: {r["req"]: r for r in _committed(f"tools/oracle/pd/{n}.json")["requests"]} for n in names}
+    # load_hol: r2's load (2 blocks) waits behind r1's (10) with 3-7 blocks free
+    assert all(t["D"]["free_blocks"] >= 3 and t["D"]["loading"] == [] for t in log["load_hol"][3:21])
+    assert out["load_hol"][2]["xfer_start"] == out["load_hol"][1]["xfer_start"] == 22
+    # p_held: P full of blocks waiting for reads; r2 admitted once they are freed
+    assert all(t["P"]["free_blocks"] == 0 and t["P"]["sending"] == [0, 1] for t in log["p_held"][1:8])
+    assert out["p_held"][2]["p_first"] == 10
+    # d_seqcap: D at max_seqs 1 from tick 3 to 13: r2's load waits, P keeps its blocks
+    assert all(t["P"]["sending"] == [2] for t in log["d_seqcap"][3:14])
+    assert out["d_seqcap"][2]["xfer_start"] == 14
+    # preemption on D (local recompute, no second read) and on P under a chunk cap
+    assert out["d_preempt"][1]["d_preemptions"] == 1 and log["d_preempt"][16]["D"]["tokens"] == {"1": 16}
+    assert out["p_preempt"][1]["p_preemptions"] == 1 and log["p_preempt"][4]["P"]["preempted"] == [1]
+    # prefix caching on both sides: a preemption on each
+    assert out["prefix"][1]["p_preemptions"] == 1 and out["prefix"][2]["d_preemptions"] == 1
+    # mixed_xfer: r2's read (6 ticks) began before r3's (1 tick): r2 gets the slot first
+    assert out["mixed_xfer"][2]["d_first"] < out["mixed_xfer"][3]["d_first"]
+    assert out["mixed_xfer"][2]["xfer_start"] == out["mixed_xfer"][3]["xfer_start"] == 2
+    # load_gate: r1's load waits at tick 10 beside r2's unfinished recompute
+    assert log["load_gate"][10]["D"]["tokens"] == {"2": 16, "3": 1} and log["load_gate"][11]["D"]["loads"] == [1]
+    # chunk_loads: r1 recomputes alone, 4 a tick, while r2's read is in flight
+    assert [t["D"]["tokens"] for t in log["chunk_loads"][17:21]] == [{"1": 4}] * 4
+
+
+def test_first_divergence_names_the_tick_instance_and_what_each_did():
+    theirs = PD.theirs_by_tick([
+        {"tick": 0, "P": {"tokens": {"0": 8}, "admitted": [0], "preempted": [], "free_blocks": 3,
+                          "freed": [], "sending": []},
+         "D": {"tokens": {}, "admitted": [], "preempted": [], "free_blocks": 9, "loads": [], "loading": []}},
+        {"tick": 1, "P": {"tokens": {}, "admitted": [], "preempted": [], "free_blocks": 3, "freed": [],
+                          "sending": [0]},
+         "D": {"tokens": {}, "admitted": [], "preempted": [], "free_blocks": 7, "loads": [0], "loading": [0]}}])
+    ours = PD.ours_by_tick([{"stage": "P[0]", "time": 0.0, "tokens": {0: 8.0}, "admitted": [0], "preempted": [],
+                             "free": 12.0}],
+                           {"requests": [{"req": 0, "xfer_start": 2, "p_freed": 4}]})
+    assert PD.report(ours, theirs) == (
+        "first divergence at tick 1:\n"
+        "  serQ  P: scheduled nothing | D: scheduled nothing\n"
+        "  vLLM  P: scheduled nothing | D: scheduled nothing; started the read of r0\n"
+        "before it (both):\n"
+        "  tick 0: P: scheduled {r0: 8}; admitted r0 | D: scheduled nothing")
+
+
+def test_pd_fuzz_scenarios_are_feasible_and_the_shrinker_keeps_the_property():
+    from serq.oracle import fuzz as F, pd_fuzz as G
+    for i in range(200):
+        s = G.generate(7, i)
+        PD.check(s)
+        assert G.feasible(s)
+    assert G.generate(7, 3) == G.generate(7, 3)
+    big = G.generate(7, 4)
+    small = F.shrink(big, lambda c: any(r["prompt"] >= 5 for r in c["requests"]),
+                     smaller=G.candidates, ok=G.feasible)
+    assert len(small["requests"]) == 1 and small["requests"][0]["prompt"] == 5
+    assert small["requests"][0]["out"] == 1 and G.feasible(small)
+
+
+VLLM = os.path.join(".venv-vllm", "bin", "python")
+needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
+
+
+@pytest.mark.vllm
+@needs_vllm
+@pytest.mark.parametrize("seed", ["0", "4242"])
+def test_the_pd_harness_is_what_is_committed_whatever_pythonhashseed(seed, tmp_path):
+    batch = tmp_path / "in.jsonl"
+    paths = NAMED + RANDOM[:10]
+    batch.write_text("".join(json.dumps(json.load(open(p))) + "\n" for p in paths))
+    env = dict(os.environ, PYTHONHASHSEED=seed)
+    out = subprocess.run([VLLM, "tools/oracle/vllm_pd_oracle.py", "--batch", str(batch)],
+                         capture_output=True, text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = [json.loads(line) for line in out.stdout.splitlines()]
+    assert got == [_committed(p) for p in paths]
+
+
+@pytest.mark.vllm
+@needs_vllm
+def test_serq_oracle_pd_diff_says_agree_and_times_both():
+    from click.testing import CliRunner
+    from serq.cli import main
+    r = CliRunner().invoke(main, ["oracle", "pd", "--diff", "tools/oracle/pd/mixed_xfer.json"])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("agree\ntime: serQ ")
+
+
+@pytest.mark.vllm
+@needs_vllm
+def test_a_small_pd_fuzz_finds_no_disagreement(tmp_path):
+    from click.testing import CliRunner
+    from serq.cli import main
+    r = CliRunner().invoke(main, ["oracle", "pd-fuzz", "--n", "30", "--seed", "3", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "pd-fuzz: 30 scenarios (seed 3), 0 disagreed" in r.output

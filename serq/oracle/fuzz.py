@@ -117,14 +117,19 @@ def candidates(s: dict) -> Iterator[dict]:
         yield c
 
 
-def shrink(s: dict, disagrees: Callable[[dict], bool], budget: int = 400) -> dict:
-    """Greedy: take the first smaller scenario that still disagrees, until none does."""
+def shrink(s: dict, disagrees: Callable[[dict], bool], budget: int = 400,
+           smaller: Callable[[dict], Iterator[dict]] = None, ok: Callable[[dict], bool] = None) -> dict:
+    """Greedy: take the first smaller scenario that still disagrees, until none
+    does.  ``smaller`` and ``ok`` are another suite's candidates and
+    feasibility (the P/D scenarios', serq.oracle.pd_fuzz)."""
+    smaller = smaller or candidates
+    ok = ok or feasible
     tries = 0
     changed = True
     while changed and tries < budget:
         changed = False
-        for c in candidates(s):
-            if not feasible(c):
+        for c in smaller(s):
+            if not ok(c):
                 continue
             tries += 1
             if disagrees(c):

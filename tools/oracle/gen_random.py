@@ -23,6 +23,12 @@ some scenarios of every flavour but "chunk".
 Every scenario is feasible: each request alone fits the KV cache
 (ceil((prompt + out - 1) / block_size) <= num_blocks), which the oracle
 checks too.
+
+    gen_random.py --pd --n 60 --seed 1 --out tools/oracle/pd/random
+
+writes P/D scenarios DIR/p000.json ... instead, drawn by the generator of
+`serq oracle pd-fuzz` (serq/oracle/pd_fuzz.py, standard library only, loaded
+by its path so that this script needs no serQ installed).
 """
 
 from __future__ import annotations
@@ -114,18 +120,29 @@ def gen_one(seed: int, i: int) -> dict:
     }
 
 
+def pd_generator():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "serq", "oracle", "pd_fuzz.py")
+    spec = importlib.util.spec_from_file_location("pd_fuzz", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.generate
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, required=True, help="number of scenarios")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--pd", action="store_true", help="P/D scenarios (pNNN.json)")
     args = ap.parse_args(argv)
     if args.n < 1 or args.n > 1000:
         ap.error("--n must be in 1..1000")
     os.makedirs(args.out, exist_ok=True)
+    gen, prefix = (pd_generator(), "p") if args.pd else (gen_one, "r")
     for i in range(args.n):
-        sc = gen_one(args.seed, i)
-        with open(os.path.join(args.out, f"r{i:03d}.json"), "w", encoding="utf-8") as f:
+        sc = gen(args.seed, i)
+        with open(os.path.join(args.out, f"{prefix}{i:03d}.json"), "w", encoding="utf-8") as f:
             f.write(dumps_output(sc, one_line=False) + "\n")
     return 0
 

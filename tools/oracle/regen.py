@@ -12,6 +12,9 @@ What it (re)writes, all under tools/oracle/:
   scenarios/NAME.log.json     vllm_oracle.py --steps output
   random/rNNN.out.json        vllm_oracle.py output
   traces/NAME.out.json        vllm_replay_oracle.py output
+  pd/random/pNNN.json         gen_random.py --pd --n PD_RANDOM_N --seed PD_RANDOM_SEED
+  pd/NAME.out.json, .log.json vllm_pd_oracle.py output, and with --steps (named P/D scenarios)
+  pd/random/pNNN.out.json     vllm_pd_oracle.py output
 Each file is exactly what the single-file command prints (e.g.
 `vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
 run in --batch mode so vLLM is imported once per oracle.
@@ -39,6 +42,10 @@ RANDOM_N = 75
 RANDOM_SEED = 1
 NAMED = ["alone", "chunked", "hol", "longchunk", "mixed", "preempt", "seqcap"]
 TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
+PD_RANDOM_N = 60
+PD_RANDOM_SEED = 1
+PD_NAMED = ["pipeline", "load_hol", "p_held", "d_seqcap", "d_preempt", "p_preempt", "prefix",
+            "mixed_xfer", "load_gate", "chunk_loads"]
 
 
 def venv_python() -> str:
@@ -82,7 +89,7 @@ def write(path: str, obj) -> None:
 def generate(dest: str) -> list:
     """Write all generated files under dest (a tools/oracle-like tree);
     return their paths relative to dest."""
-    for sub in ("scenarios", "random", "traces"):
+    for sub in ("scenarios", "random", "traces", "pd", os.path.join("pd", "random")):
         os.makedirs(os.path.join(dest, sub), exist_ok=True)
     written = []
 
@@ -118,6 +125,28 @@ def generate(dest: str) -> list:
     for t, o in zip(TRACES, touts):
         write(os.path.join(dest, "traces", f"{t}.out.json"), o)
         written.append(f"traces/{t}.out.json")
+    return written + generate_pd(dest)
+
+
+def generate_pd(dest: str) -> list:
+    """The P/D suite: random inputs, and every scenario's output (the named
+    ones' with --steps too)."""
+    written = []
+    rnd = os.path.join(dest, "pd", "random")
+    for old in glob.glob(os.path.join(rnd, "p[0-9][0-9][0-9].json")):
+        os.unlink(old)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_random.py"), "--pd", "--n", str(PD_RANDOM_N),
+                    "--seed", str(PD_RANDOM_SEED), "--out", rnd], check=True)
+    rnames = [f"p{i:03d}" for i in range(PD_RANDOM_N)]
+    written += [f"pd/random/{r}.json" for r in rnames]
+    named_in = [os.path.join(HERE, "pd", f"{n}.json") for n in PD_NAMED]
+    outs = run_batch("vllm_pd_oracle.py", named_in + [os.path.join(rnd, f"{r}.json") for r in rnames], [])
+    for name, o in zip(PD_NAMED + [f"random/{r}" for r in rnames], outs):
+        write(os.path.join(dest, "pd", f"{name}.out.json"), o)
+        written.append(f"pd/{name}.out.json")
+    for n, o in zip(PD_NAMED, run_batch("vllm_pd_oracle.py", named_in, ["--steps"])):
+        write(os.path.join(dest, "pd", f"{n}.log.json"), o)
+        written.append(f"pd/{n}.log.json")
     return written
 
 
@@ -139,7 +168,8 @@ def main(argv=None) -> int:
             if not os.path.exists(committed) or not filecmp.cmp(
                     committed, os.path.join(tmp, rel), shallow=False):
                 bad.append(rel)
-        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))}
+        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))
+                + glob.glob(os.path.join(HERE, "pd", "random", "p*.json"))}
         extra = sorted(have - set(written))
         if bad or extra:
             for rel in bad:
