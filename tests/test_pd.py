@@ -197,3 +197,38 @@ def test_a_small_pd_fuzz_finds_no_disagreement(tmp_path):
     r = CliRunner().invoke(main, ["oracle", "pd-fuzz", "--n", "30", "--seed", "3", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "pd-fuzz: 30 scenarios (seed 3), 0 disagreed" in r.output
+
+
+# ---------------------------------------------------------------- the time clock
+def test_one_request_through_the_time_clock_program_worked_by_hand():
+    """examples/pd-disaggregation/vllm_nixl_pull.sq, one request of 1 000
+    prompt tokens and 10 output tokens, alone (its defaults: 16-token blocks,
+    c + a * tokens + b * kv = 12 ms + 60 us a token + 0.2 us a token of KV,
+    NICs of 161 000 tokens/s, x0 = 6.7 ms).
+
+    P at 0: the whole prompt in one iteration, its KV 63 blocks (1 008):
+      0.012 + 0.06 + 0.0002016 = 0.0722016, P's answer.
+    D at once admits the load (no token, no iteration); the read waits x0 and
+      carries 1 000 tokens through both NICs alone: 0.0067 + 1000 / 161000.
+    D recomputes the last prompt token: 0.012 + 0.00006 + 0.0002016 (the
+      first token), then 9 decodes of 1 token, 8 on 1 008 units of KV and
+      the last on 1 024: 9 * 0.01206 + 2e-7 * (8 * 1008 + 1024)."""
+    import dataclasses
+    from serq.ir import model as M
+    from serq.link import compile_file
+    p = compile_file("examples/pd-disaggregation/vllm_nixl_pull.sq", horizon=10.0)
+    turn = ((p.attrs.index("prompt"), 1000.0), (p.attrs.index("o"), 10.0))
+    p = dataclasses.replace(p, arrival=M.ASessions((M.SessionSpec(attrs=(), turns=(turn,)),)))
+    rep = simulate(p)
+    prefill = 0.012 + 0.00006 * 1000 + 0.0000002 * 1008
+    read = 0.0067 + 1000 / 161000
+    first = 0.012 + 0.00006 + 0.0000002 * 1008
+    decodes = 9 * (0.012 + 0.00006) + 0.0000002 * (8 * 1008 + 1024)
+    got = {n: [v for _, _, _, v in rep.samples(n)] for n in ("prefill", "load_wait", "read", "lease")}
+    assert got["prefill"] == [pytest.approx(prefill, abs=1e-12)]
+    assert got["load_wait"] == [0.0]
+    assert got["read"] == [pytest.approx(read, abs=1e-12)] and got["lease"] == got["read"]
+    c = rep.data()["client"]
+    assert c["ttft"]["mean"] == pytest.approx(prefill + read + first, abs=1e-12)
+    assert c["response"]["mean"] == pytest.approx(prefill + read + first + decodes, abs=1e-12)
+    assert c["tpot"]["mean"] == pytest.approx(decodes / 9, abs=1e-12)
