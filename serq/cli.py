@@ -408,14 +408,21 @@ def pd_program(s: dict):
     return p
 
 
-def _pd_ours(s: dict, log: bool = False):
+def _pd_ours(s: dict, log: bool = False, clock: Optional[list] = None):
     """(serQ's outcome, the report) for a P/D scenario; a run-time error is an
-    outcome with no requests, which disagrees with every answer of vLLM's."""
+    outcome with no requests, which disagrees with every answer of vLLM's.
+    ``clock`` gathers the seconds spent linking and running."""
+    import time
     from .oracle import pd as PD
     from .sim import simulate
     try:
+        a = time.perf_counter()
         p = pd_program(s)
+        b = time.perf_counter()
         rep = simulate(p, step_log=log)
+        if clock is not None:
+            clock[0] += b - a
+            clock[1] += time.perf_counter() - b
     except SerqError as e:
         return {"requests": [], "ticks": None, "error": e.render()}, None
     return PD.outcome(rep, p), rep
@@ -462,6 +469,25 @@ def oracle_pd(scenario, use_vllm, diff):
     sys.exit(0 if text == "agree" and not fields else 1)
 
 
+def _pd_shrink(s, d, disagrees, seed, i, out_dir):
+    """Shrink a disagreeing P/D scenario; write it and its first divergence."""
+    from .oracle import fuzz as F, pd as PD, pd_fuzz as G
+    from .oracle.vllm import PD as HARNESS, Harness
+    small = F.shrink(s, disagrees, smaller=G.candidates, ok=G.feasible)
+    os.makedirs(out_dir, exist_ok=True)
+    name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
+    with open(name + ".json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(small, sort_keys=True) + "\n")
+    with Harness(steps=True, script=HARNESS) as hs:
+        their = hs.ask(small)
+    ours_small, rep = _pd_ours(small, log=True)
+    text = (PD.report(PD.ours_by_tick(rep.step_log, ours_small), PD.theirs_by_tick(their["log"]))
+            if rep is not None else ours_small["error"])
+    with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+        f.write(text + "\n" + "\n".join(PD.diff(ours_small, their)) + "\n")
+    click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+
+
 @oracle.command(name="pd-fuzz")
 @click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
               help="random P/D scenarios to run")
@@ -473,46 +499,32 @@ def oracle_pd_fuzz(n, seed, out_dir):
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
     import time
-    from .oracle import fuzz as F, pd as PD, pd_fuzz as G
+    from .oracle import pd as PD, pd_fuzz as G
     from .oracle.vllm import PD as HARNESS, Harness
 
     found = 0
-    t_ours = t_vllm = 0.0
+    t_vllm = 0.0
+    clock = [0.0, 0.0]      # serQ: linking, running
     t0 = time.perf_counter()
     with Harness(script=HARNESS) as h:
         def disagrees(s):
             return bool(PD.diff(_pd_ours(s)[0], h.ask(s)))
         for i in range(n):
             s = G.generate(seed, i)
-            a = time.perf_counter()
-            mine = _pd_ours(s)[0]
+            mine = _pd_ours(s, clock=clock)[0]
             b = time.perf_counter()
             theirs = h.ask(s)
-            c = time.perf_counter()
-            t_ours += b - a
-            t_vllm += c - b if i else 0.0
+            t_vllm += time.perf_counter() - b if i else 0.0
             d = PD.diff(mine, theirs)
-            if not d:
-                if (i + 1) % 100 == 0:
-                    click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
-                continue
-            found += 1
-            small = F.shrink(s, disagrees, smaller=G.candidates, ok=G.feasible)
-            os.makedirs(out_dir, exist_ok=True)
-            name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
-            with open(name + ".json", "w", encoding="utf-8") as f:
-                f.write(json.dumps(small, sort_keys=True) + "\n")
-            with Harness(steps=True, script=HARNESS) as hs:
-                their = hs.ask(small)
-            ours_small, rep = _pd_ours(small, log=True)
-            text = (PD.report(PD.ours_by_tick(rep.step_log, ours_small), PD.theirs_by_tick(their["log"]))
-                    if rep is not None else ours_small["error"])
-            with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
-                f.write(text + "\n" + "\n".join(PD.diff(ours_small, their)) + "\n")
-            click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+            if d:
+                found += 1
+                _pd_shrink(s, d, disagrees, seed, i, out_dir)
+            if (i + 1) % 100 == 0:
+                click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
     wall = time.perf_counter() - t0
     click.echo(f"pd-fuzz: {n} scenarios (seed {seed}), {found} disagreed; {n / wall:.1f} scenarios/s "
-               f"(serQ {1000 * t_ours / n:.1f} ms per scenario, vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
+               f"(serQ {1000 * sum(clock) / n:.1f} ms per scenario: link {1000 * clock[0] / n:.1f}, "
+               f"run {1000 * clock[1] / n:.1f}; vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
                f"after a {h.startup:.1f} s start)")
     sys.exit(1 if found else 0)
 
