@@ -284,8 +284,14 @@ def oracle_diff(scenario):
     theirs, t_vllm = run_once(scenario, steps=True)
     text = D.report(D.ours_by_step(rep.step_log, s["block_size"]), D.theirs_by_step(theirs["log"]))
     fields = O.diff(ours, theirs)
+    _verdict(text, fields, "steps", t_ours, t_vllm)
+
+
+def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float) -> None:
+    """The first divergence (or `agree`), the fields that differ, both times;
+    exit 0 only when both agree."""
     if text == "agree" and fields:
-        text = "the steps agree but the outcomes differ"
+        text = f"the {what} agree but the outcomes differ"
     click.echo(text)
     for f in fields:
         click.echo(f"  {f}")
@@ -294,12 +300,18 @@ def oracle_diff(scenario):
     sys.exit(0 if text == "agree" and not fields else 1)
 
 
+def _fuzz_options(what: str):
+    def wrap(f):
+        f = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
+                         show_default=True, help="where a shrunk disagreement is written")(f)
+        f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
+        return click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
+                            help=f"random {what} to run")(f)
+    return wrap
+
+
 @oracle.command(name="fuzz")
-@click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
-              help="random scenarios to run")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
-              show_default=True, help="where a shrunk disagreement is written")
+@_fuzz_options("scenarios")
 def oracle_fuzz(n, seed, out_dir):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
@@ -459,21 +471,14 @@ def oracle_pd(scenario, use_vllm, diff):
     theirs, t_vllm = run_once(scenario, steps=True, script=HARNESS)
     text = PD.report(PD.ours_by_tick(rep.step_log, ours), PD.theirs_by_tick(theirs["log"]))
     fields = PD.diff(ours, theirs)
-    if text == "agree" and fields:
-        text = "the ticks agree but the outcomes differ"
-    click.echo(text)
-    for f in fields:
-        click.echo(f"  {f}")
-    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
-               f"(process, vLLM import included): {t_vllm / t_ours:.0f}x")
-    sys.exit(0 if text == "agree" and not fields else 1)
+    _verdict(text, fields, "ticks", t_ours, t_vllm)
 
 
 def _pd_shrink(s, d, disagrees, seed, i, out_dir):
     """Shrink a disagreeing P/D scenario; write it and its first divergence."""
     from .oracle import fuzz as F, pd as PD, pd_fuzz as G
     from .oracle.vllm import PD as HARNESS, Harness
-    small = F.shrink(s, disagrees, smaller=G.candidates, ok=G.feasible)
+    small = F.shrink(s, disagrees, smaller=F.pd_candidates, ok=G.feasible)
     os.makedirs(out_dir, exist_ok=True)
     name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
     with open(name + ".json", "w", encoding="utf-8") as f:
@@ -489,11 +494,7 @@ def _pd_shrink(s, d, disagrees, seed, i, out_dir):
 
 
 @oracle.command(name="pd-fuzz")
-@click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
-              help="random P/D scenarios to run")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
-              show_default=True, help="where a shrunk disagreement is written")
+@_fuzz_options("P/D scenarios")
 def oracle_pd_fuzz(n, seed, out_dir):
     """Random P/D scenarios through serQ and two of vLLM's real schedulers; a
     disagreement is shrunk to a minimal scenario and written with its first

@@ -155,7 +155,7 @@ def test_pd_fuzz_scenarios_are_feasible_and_the_shrinker_keeps_the_property():
     assert G.generate(7, 3) == G.generate(7, 3)
     big = G.generate(7, 4)
     small = F.shrink(big, lambda c: any(r["prompt"] >= 5 for r in c["requests"]),
-                     smaller=G.candidates, ok=G.feasible)
+                     smaller=F.pd_candidates, ok=G.feasible)
     assert len(small["requests"]) == 1 and small["requests"][0]["prompt"] == 5
     assert small["requests"][0]["out"] == 1 and G.feasible(small)
 
@@ -232,3 +232,19 @@ def test_one_request_through_the_time_clock_program_worked_by_hand():
     assert c["ttft"]["mean"] == pytest.approx(prefill + read + first, abs=1e-12)
     assert c["response"]["mean"] == pytest.approx(prefill + read + first + decodes, abs=1e-12)
     assert c["tpot"]["mean"] == pytest.approx(decodes / 9, abs=1e-12)
+
+
+def test_a_pd_scenario_that_could_never_run_is_refused_with_its_reason(tmp_path):
+    from click.testing import CliRunner
+    from serq.cli import main
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"P": {"budget": 8, "max_seqs": 2, "block_size": 4, "num_blocks": 4},
+                               "D": {"budget": 8, "max_seqs": 2, "block_size": 4, "num_blocks": 4},
+                               "xfer_steps": 1, "proxy_delay": 0,
+                               "requests": [{"prompt": 12, "out": 6, "arrive": 0}]}))
+    r = CliRunner().invoke(main, ["oracle", "pd", str(bad)])
+    assert r.exit_code == 1
+    assert r.output.startswith(f"error[E951]: {bad}: request 0 needs 5 KV blocks on D (17 tokens in blocks "
+                               "of 4) and D has 4: it could never run\n")
+    r = CliRunner().invoke(main, ["oracle", "pd", str(tmp_path / "none.json")])
+    assert r.exit_code == 1 and r.output.startswith(f"error[E950]: cannot read P/D scenario {tmp_path}/none.json")

@@ -88,40 +88,68 @@ def generate(rng: random.Random, index: int) -> dict:
     return s
 
 
-def candidates(s: dict) -> Iterator[dict]:
-    """Smaller scenarios, most reducing first."""
+def _lower(s: dict, obj: dict, where, keys) -> Iterator[dict]:
+    """Copies of scenario ``s`` with one field of ``obj`` (found in a copy by
+    ``where``) lowered to its floor, its half or one less."""
+    for key, lo in keys:
+        if key not in obj and key != "chunk":
+            continue
+        v = obj.get(key, 0)
+        for nv in sorted({lo, v // 2, v - 1}):
+            if lo <= nv < v:
+                c = copy.deepcopy(s)
+                where(c)[key] = nv
+                yield c
+
+
+def _fewer(s: dict) -> Iterator[dict]:
     reqs = s["requests"]
     if len(reqs) > 1:
         for i in range(len(reqs)):
             c = copy.deepcopy(s)
             del c["requests"][i]
             yield c
-    for key, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
-        for i, r in enumerate(reqs):
-            v = r.get(key, 0)
-            for nv in sorted({lo, v // 2, v - 1}):
-                if lo <= nv < v:
-                    c = copy.deepcopy(s)
-                    c["requests"][i][key] = nv
-                    yield c
-    for key, lo in (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1)):
-        v = s[key]
-        for nv in sorted({lo, v // 2, v - 1}):
-            if lo <= nv < v:
-                c = copy.deepcopy(s)
-                c[key] = nv
-                yield c
+
+
+def _lower_requests(s: dict, keys) -> Iterator[dict]:
+    for i, r in enumerate(s["requests"]):
+        yield from _lower(s, r, lambda c, i=i: c["requests"][i], keys)
+
+
+ENGINE_KEYS = (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1))
+
+
+def candidates(s: dict) -> Iterator[dict]:
+    """Smaller scenarios, most reducing first."""
+    yield from _fewer(s)
+    for key in (("prompt", 1), ("out", 1), ("arrive", 0)):
+        yield from _lower_requests(s, (key,))
+    yield from _lower(s, s, lambda c: c, ENGINE_KEYS)
     if s.get("prefix_caching"):
         c = copy.deepcopy(s)
         c["prefix_caching"] = False
         yield c
 
 
+def pd_candidates(s: dict) -> Iterator[dict]:
+    """Smaller P/D scenarios (serq.oracle.pd_fuzz), most reducing first."""
+    yield from _fewer(s)
+    for key in (("prompt", 1), ("out", 1), ("arrive", 0), ("xfer", 1)):
+        yield from _lower_requests(s, (key,))
+    yield from _lower(s, s, lambda c: c, (("xfer_steps", 1), ("proxy_delay", 0)))
+    for side in ("P", "D"):
+        yield from _lower(s, s[side], lambda c, side=side: c[side], ENGINE_KEYS)
+        if s[side].get("prefix_caching"):
+            c = copy.deepcopy(s)
+            c[side]["prefix_caching"] = False
+            yield c
+
+
 def shrink(s: dict, disagrees: Callable[[dict], bool], budget: int = 400,
            smaller: Callable[[dict], Iterator[dict]] = None, ok: Callable[[dict], bool] = None) -> dict:
     """Greedy: take the first smaller scenario that still disagrees, until none
     does.  ``smaller`` and ``ok`` are another suite's candidates and
-    feasibility (the P/D scenarios', serq.oracle.pd_fuzz)."""
+    feasibility (the P/D scenarios': pd_candidates, pd_fuzz.feasible)."""
     smaller = smaller or candidates
     ok = ok or feasible
     tries = 0

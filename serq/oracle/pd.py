@@ -10,6 +10,7 @@ import os
 
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
+from . import divergence
 from .scenario import read_json
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_pd.sq")
@@ -68,6 +69,16 @@ def check(s, where: str = "scenario") -> None:
                 bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
         if "xfer" in r and not _whole(r["xfer"], 1):
             bad(f"request {i}: 'xfer' must be a whole number ≥ 1")
+    for side in ("P", "D"):
+        e = s[side]
+        if e["budget"] < e["max_seqs"]:
+            bad(f"{side}: 'budget' ({e['budget']}) must be ≥ 'max_seqs' ({e['max_seqs']}), as vLLM requires")
+        for i, r in enumerate(reqs):
+            tokens = r["prompt"] if side == "P" else r["prompt"] + r["out"] - 1
+            need = -(-tokens // e["block_size"])
+            if need > e["num_blocks"]:
+                bad(f"request {i} needs {need} KV blocks on {side} ({tokens} tokens in blocks of "
+                    f"{e['block_size']}) and {side} has {e['num_blocks']}: it could never run")
 
 
 def inputs(s: dict) -> dict:
@@ -228,14 +239,5 @@ def describe(t: dict) -> str:
 
 
 def report(ours: dict, theirs: dict, context: int = 2) -> str:
-    d = first_divergence(ours, theirs)
-    if d is None:
-        return "agree"
-    k, a, b = d
-    lines = [f"first divergence at tick {k}:", f"  serQ  {describe(a)}", f"  vLLM  {describe(b)}"]
-    before = list(range(max(0, k - context), k))
-    if before:
-        lines.append("before it (both):")
-        for j in before:
-            lines.append(f"  tick {j}: {describe(_norm(theirs.get(j, _blank())))}")
-    return "\n".join(lines)
+    return divergence.report(ours, theirs, context, first=first_divergence,
+                             say=lambda t: describe(_norm(t)), empty=_blank(), unit="tick", colon=" ")

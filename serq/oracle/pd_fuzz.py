@@ -21,15 +21,14 @@ towards one behaviour of two instances handing the KV over:
 Every scenario is feasible: each request alone fits P (its prompt) and D
 (its prompt and outputs but the last token), and budget >= max_seqs, as the
 harness requires.  This file imports nothing of serQ, so that
-tools/oracle/gen_random.py can load it under vLLM's Python.
+tools/oracle/gen_random.py can load it under vLLM's Python; the shrinking is
+serq.oracle.fuzz's (`pd_candidates`).
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import random
-from typing import Iterator
 
 FLAVOURS = ("pipeline", "dkv", "pheld", "dseqs", "dpre", "ppre", "prefix", "mixed", "wild")
 
@@ -131,42 +130,3 @@ def generate(seed: int, i: int) -> dict:
     s = {"P": P, "D": D, "xfer_steps": X, "proxy_delay": delay, "requests": reqs}
     assert feasible(s)
     return s
-
-
-def candidates(s: dict) -> Iterator[dict]:
-    """Smaller scenarios, most reducing first."""
-    reqs = s["requests"]
-    if len(reqs) > 1:
-        for i in range(len(reqs)):
-            c = copy.deepcopy(s)
-            del c["requests"][i]
-            yield c
-    for key, lo in (("prompt", 1), ("out", 1), ("arrive", 0), ("xfer", 1)):
-        for i, r in enumerate(reqs):
-            if key not in r:
-                continue
-            v = r[key]
-            for nv in sorted({lo, v // 2, v - 1}):
-                if lo <= nv < v:
-                    c = copy.deepcopy(s)
-                    c["requests"][i][key] = nv
-                    yield c
-    for key, lo in (("xfer_steps", 1), ("proxy_delay", 0)):
-        v = s[key]
-        for nv in sorted({lo, v // 2, v - 1}):
-            if lo <= nv < v:
-                c = copy.deepcopy(s)
-                c[key] = nv
-                yield c
-    for side in ("P", "D"):
-        for key, lo in (("num_blocks", 1), ("budget", 1), ("max_seqs", 1), ("chunk", 0), ("block_size", 1)):
-            v = s[side].get(key, 0)
-            for nv in sorted({lo, v // 2, v - 1}):
-                if lo <= nv < v:
-                    c = copy.deepcopy(s)
-                    c[side][key] = nv
-                    yield c
-        if s[side].get("prefix_caching"):
-            c = copy.deepcopy(s)
-            c[side]["prefix_caching"] = False
-            yield c

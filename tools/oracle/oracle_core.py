@@ -149,6 +149,22 @@ def engine_params(obj: dict, where: str, *, prefix_caching_default: bool) -> dic
     return p
 
 
+def request_list(obj: dict, where: str, allowed: set, fields, nonempty: bool = False) -> list:
+    """Validate ``obj["requests"]``: a list of objects with keys in
+    ``allowed``, each field of ``fields`` ((key, minimum, default or None for
+    required)) an integer; returns the parsed requests."""
+    reqs = obj.get("requests")
+    if not isinstance(reqs, list) or (nonempty and not reqs):
+        raise ScenarioError(f"{where}: field 'requests' must be a {'non-empty ' if nonempty else ''}"
+                            "list of objects")
+    parsed = []
+    for i, r in enumerate(reqs):
+        w = f"{where}: requests[{i}]"
+        _check_keys(r, allowed, w)
+        parsed.append({key: _int_field(r, key, w, minimum=lo, default=dflt) for key, lo, dflt in fields})
+    return parsed
+
+
 def model_len_for(p: dict, longest: int) -> int:
     """max_model_len given to vLLM: the longest request (prompt + out), or the
     chunk cap if that is larger (vLLM refuses long_prefill_token_threshold >

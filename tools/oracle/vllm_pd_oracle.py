@@ -69,19 +69,9 @@ def parse_scenario(obj) -> dict:
         sc[side] = core.engine_params(obj[side], f"{where}: {side}", prefix_caching_default=False)
     sc["xfer_steps"] = core._int_field(obj, "xfer_steps", where, minimum=1)
     sc["proxy_delay"] = core._int_field(obj, "proxy_delay", where, minimum=0)
-    reqs = obj.get("requests")
-    if not isinstance(reqs, list) or not reqs:
-        raise ScenarioError(f"{where}: field 'requests' must be a non-empty list of objects")
-    parsed = []
-    for i, r in enumerate(reqs):
-        w = f"{where}: requests[{i}]"
-        core._check_keys(r, REQUEST_KEYS, w)
-        parsed.append({
-            "prompt": core._int_field(r, "prompt", w, minimum=1),
-            "out": core._int_field(r, "out", w, minimum=1),
-            "arrive": core._int_field(r, "arrive", w, minimum=0),
-            "xfer": core._int_field(r, "xfer", w, minimum=1, default=sc["xfer_steps"]),
-        })
+    parsed = core.request_list(obj, where, REQUEST_KEYS,
+                               (("prompt", 1, None), ("out", 1, None), ("arrive", 0, None),
+                                ("xfer", 1, sc["xfer_steps"])), nonempty=True)
     total = sum(r["prompt"] for r in parsed)
     if PROMPT_TOKEN_BASE + total >= OUTPUT_TOKEN_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({total})")
