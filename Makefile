@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench oracle-ir vllm-env lean clean
+.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean metrics
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,17 +28,36 @@ test: install
 check: install
 	$(BIN)/python tools/check.py
 	$(BIN)/python tools/draw_check.py
+	$(BIN)/python tools/gen_textmate.py --check
 	$(BIN)/python -m leangen oracle --check
 	$(BIN)/python -m leangen claims --check
+	$(BIN)/python tools/figures/mooncake_kv.py --check
+	$(BIN)/python tools/check_citations.py $(if $(CI),--fetch,)
+	$(BIN)/python tools/metrics.py --check
 
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
 	$(BIN)/python tools/check.py --write-golden
 	$(BIN)/python tools/draw_check.py --write
+	$(BIN)/python tools/gen_textmate.py
 	$(BIN)/python -m leangen claims
+
+# The language's size (tools/metrics.json): IR variants, keywords, functions,
+# context variables, lines three programs repeat; `make check` fails when stale.
+metrics: install
+	$(BIN)/python tools/metrics.py
 
 bench: install
 	$(BIN)/python bench/bench.py
+
+# A 3 x 2 x 5 sweep of the vLLM program with --jobs 1, --jobs 2 and --dask local.
+bench-sweep: install
+	$(BIN)/python bench/sweep_bench.py
+
+# The content-addressed cache: 1 500 Mooncake requests by serQ and by vLLM's
+# scheduler (needs .venv-vllm; `--no-vllm` without), admission cost vs cache size.
+bench-prefix: install
+	$(BIN)/python bench/prefix_bench.py $(if $(wildcard .venv-vllm/bin/python),,--no-vllm)
 
 # The oracle programs' IR, one file per named scenario and per trace (read by
 # the tests and the Lean generator); `make check` fails when one is stale.

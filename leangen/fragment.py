@@ -382,6 +382,9 @@ class Translator:
             where = self.at(pool.loc)
             if pool.index is not None:
                 raise Outside(f"a family of pools `{pool.name}[…]`", where)
+            if pool.shared:
+                raise Outside(f"a content-addressed pool `{pool.name}` (cache shared; the semantics' "
+                              "cache entries are per session)", where)
             if type(pool.evict) is not M.EvictLru:
                 raise Outside(f"a non-LRU pool `{pool.name}` (evict by)", where)
             keys = [] if pool.queue is None else [self.expr(x, where, QKEY) for x in pool.queue]
@@ -426,8 +429,12 @@ class Translator:
             if gap < 1:
                 raise Outside("a renewal gap of 0", where)
             return ("family", ("renewal", gap), self.init_slots())
+        if type(a) is M.ATrace:
+            raise Outside("sessions that arrive at a trace's timestamps (arrive trace)", where)
         out = []
         for s in a.sessions:
+            if s.at or s.content:
+                raise Outside("an explicit session with an arrival time or content", where)
             attrs = [(slot, whole(v, f"value of `{p.attrs[slot]}`", where)) for slot, v in s.attrs]
             turns = [] if s.turns is None else \
                 [[(slot, whole(v, f"value of `{p.attrs[slot]}`", where)) for slot, v in t] for t in s.turns]
@@ -518,7 +525,8 @@ class Translator:
         if t is M.SEnd:
             return ("stop",)
         names = {M.SWhile: "a while loop", M.SChoose: "choose", M.SFork: "a fork", M.SJoin: "join",
-                 M.SGrow: "grow", M.SDrop: "drop", M.SRelease: "release", M.SLoad: "load"}
+                 M.SGrow: "grow", M.SDrop: "drop", M.SRelease: "release", M.SLoad: "load",
+                 M.SContent: "content (what a session's tokens are)"}
         raise Outside(names[t], where)
 
     # -- claims ---------------------------------------------------------------------

@@ -64,14 +64,21 @@ def _nonneg(ctx, param, value):
 def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
                  warmup: Optional[float] = None, seed: Optional[int] = None,
                  arrivals: Optional[int] = None, trace: Optional[str] = None,
-                 need_horizon: bool = True):
+                 need_horizon: bool = True, instance: Optional[str] = None, inputs: tuple = (),
+                 default_instance: bool = True):
     """A program from `.sq` source (linked) or `.json` IR (validated), with the
-    execution settings given on the command line."""
+    execution settings given on the command line, an instance file
+    (`--instance`, or the program's default instance when no horizon is
+    given) and the inputs after `--`."""
     from . import ir
+    sets = tuple(sets) + tuple(inputs)
     if path.endswith(".json"):
         if sets:
             raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                    "give --set to the .sq program")
+        if instance:
+            raise click.UsageError("--instance is refused on an IR file: it holds its settings; "
+                                   "give --horizon, --warmup, --seed, --arrivals or --trace")
         program = ir.read(path)
         changes = {k: v for k, v in (("horizon", horizon), ("warmup", warmup), ("seed", seed),
                                      ("arrivals", arrivals), ("trace", trace)) if v is not None}
@@ -79,20 +86,31 @@ def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None
             program = dataclasses.replace(program, **changes)
             ir.validate(program)
         return program
-    if need_horizon and horizon is None:
-        raise click.UsageError("--horizon is required: a model says what the deployment is, the run "
-                               "says how long (e.g. --horizon 300)")
+    from . import instance as inst
+    flags = {"horizon": horizon, "warmup": warmup, "seed": seed, "arrivals": arrivals, "trace": trace}
+    settings, values, used = inst.resolve(path, instance, flags, _sets(sets), default=default_instance)
+    if need_horizon and settings.get("horizon") is None:
+        raise click.UsageError(
+            "no horizon: a model says what the deployment is, the run says how long. Give "
+            "--horizon T (and --warmup, --seed), or an instance file with --instance FILE "
+            f"(`run {{ horizon T; warmup W; }}`); `{inst.default_path(path)}` would be this program's "
+            "default instance")
     from .link import compile_file
-    return compile_file(path, sets=_sets(sets), horizon=horizon, warmup=warmup or 0.0,
-                        seed=1 if seed is None else seed, arrivals=arrivals, trace=trace)
+    return compile_file(path, sets=values, horizon=settings.get("horizon"),
+                        warmup=settings.get("warmup") or 0.0,
+                        seed=1 if settings.get("seed") is None else settings["seed"],
+                        arrivals=settings.get("arrivals"), trace=settings.get("trace"))
 
 
 _file = click.argument("file", type=click.Path(dir_okay=False))
+_inputs = click.argument("inputs", nargs=-1, metavar="[-- NAME=VALUE...]")
 _set = click.option("--set", "sets", multiple=True, metavar="NAME=EXPR",
                     help="give an input (declared with args.number) a value")
 
 
 def _run_options(f):
+    f = click.option("--instance", type=click.Path(dir_okay=False),
+                     help="an instance file: `run { horizon T; warmup W; seed N; NAME value; }`")(f)
     f = click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")(f)
     f = click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")(f)
     f = click.option("--warmup", type=float, callback=_nonneg, help="time discarded before recording")(f)
@@ -104,9 +122,10 @@ def _run_options(f):
 @main.command()
 @_file
 @_set
-def check(file, sets):
+@_inputs
+def check(file, sets, inputs):
     """Parse, resolve every name, fold the constants, lint; print a summary."""
-    program = load_program(file, sets, need_horizon=False)
+    program = load_program(file, sets, need_horizon=False, inputs=inputs, default_instance=False)
     click.echo(summary(file, program))
 
 
@@ -149,11 +168,13 @@ def summary(file: str, p) -> str:
 @_set
 @_run_options
 @click.option("--inline-trace", is_flag=True, help="write an ordered trace in as explicit sessions")
-def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, inline_trace):
-    """Print the program's IR as canonical JSON."""
+@_inputs
+def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_trace, inputs):
+    """Print the program's IR as canonical JSON (without a horizon or an
+    instance, for inspection: its horizon is a placeholder, 1)."""
     from . import ir
     program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
-                           trace=trace)
+                           trace=trace, instance=instance, inputs=inputs, need_horizon=False)
     if inline_trace:
         from .ir.trace import inline_trace as inline
         program = inline(program)
@@ -168,10 +189,13 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, inline_trace):
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
 @click.option("--dump", type=click.Path(file_okay=False), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
-def run(file, sets, seed, horizon, warmup, arrivals, trace, as_json, dump, claims_only):
-    """Simulate the program and print its report."""
+@_inputs
+def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, inputs):
+    """Simulate the program and print its report.  The run's length comes from
+    --horizon, an instance file (--instance), or the program's default
+    instance (instances/NAME.sq beside it); inputs from --set or after --."""
     program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
-                           trace=trace)
+                           trace=trace, instance=instance, inputs=inputs)
     try:
         from . import sim
     except ImportError:  # pragma: no cover
@@ -221,31 +245,9 @@ def oracle():
     """vLLM's real scheduler as the oracle: scenarios, agreement, divergence."""
 
 
-def scenario_program(path: str):
-    """`examples/oracle/vllm_request.sq` compiled for a scenario: its engine as
-    inputs, its requests as explicit sessions."""
-    from .oracle import scenario as S
-    s = S.load(path)
-    return s, program_for_scenario(s)
-
-
-def program_for_scenario(s: dict):
-    from .ir import validate
-    from .link import compile_file
-    from .oracle import scenario as S
-    p = compile_file(_relroot(os.path.join(_root(), S.PROGRAM)), sets=S.inputs(s), horizon=S.horizon(s))
-    p = S.with_sessions(p, s)
-    validate(p)
-    return p
-
-
-def _root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _relroot(path: str) -> str:
-    rel = os.path.relpath(path)
-    return rel if not rel.startswith("..") else path
+# the programs the oracle commands run: one home, serq/api/oracle.py
+from .api.oracle import (mooncake_program, pd_program, program_for_scenario,  # noqa: E402,F401
+                          program_for_trace, scenario_program, trace_program)
 
 
 def _oracle_json(out: dict) -> str:
@@ -253,36 +255,89 @@ def _oracle_json(out: dict) -> str:
     keys = [k for k in ("first", "done", "preemptions", "steps", "requests") if k in out]
     if "requests" in out:
         rows = ",\n".join("  " + json.dumps(r) for r in out["requests"])
-        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + "}"
+        more = "".join(f",\n{json.dumps(k)}: {json.dumps(out[k])}" for k in ("preemptions", "vllm") if k in out)
+        return "{\"requests\": [\n" + rows + "\n],\n\"steps\": " + json.dumps(out["steps"]) + more + "}"
     return "{" + ",\n".join(json.dumps(k) + ": " + json.dumps(out[k]) for k in keys) + "}"
+
+
+_program_opt = click.option("--program", "program", type=click.Path(dir_okay=False),
+                            help="check this program's engine (one `serq target` accepts) instead of "
+                                 "the oracle's own program")
+
+
+class Checked:
+    """A scenario compiled for the oracle: the program, how to read its
+    outcome and how to run it."""
+
+    def __init__(self, s: dict, p, kv: str = "kv", client: bool = False):
+        self.s, self.p, self.kv, self.client = s, p, kv, client
+
+    def run(self, step_log: bool = False):
+        from .oracle import outcome as O
+        from .sim import simulate
+        rep = simulate(self.p, step_log=step_log, client_log=self.client)
+        out = (O.client_outcome(rep, self.p, self.kv) if self.client
+               else O.scenario_outcome(rep, self.p))
+        return out, rep
+
+
+def checked(scenario: str, program: Optional[str] = None, sets: tuple = ()) -> Checked:
+    """SCENARIO.json for the oracle program of its policy, or with --program
+    for PROG.sq's engine: its numbers the scenario's, its requests as
+    explicit sessions (serq.link.requests)."""
+    from .oracle import scenario as S
+    s = S.load(scenario)
+    if program is None:
+        if sets:
+            raise click.UsageError("--set is for --program: the oracle's own program takes the scenario's engine")
+        return Checked(s, program_for_scenario(s))
+    return Checked(s, *program_with_requests(program, s, sets), client=True)
+
+
+def program_with_requests(program: str, s: dict, sets: tuple = ()):
+    """(IR, KV pool name) of PROG.sq's engine under the scenario."""
+    from .ir import validate
+    from .link import compile_file
+    from .link.requests import compile_requests
+    from .oracle import scenario as S, target as T
+    p0 = compile_file(program, sets=_sets(sets))
+    t = T.vllm(p0)
+    names = dict(prompt="oracle_prompt", out="oracle_out", arrive="oracle_arrive",
+                 priority=p0.attrs[t.priority_attr] if t.priority_attr is not None else None)
+    p = compile_requests(program, _sets(sets), horizon=S.horizon(s), priority=names["priority"],
+                         t0=p0.attrs[t.t0_attr] if t.t0_attr is not None else None)
+    t = T.vllm(p)
+    p = S.with_sessions(T.instantiate(p, t, s), s, names)
+    validate(p)
+    return p, p.pools[t.kv].name
 
 
 @oracle.command(name="run")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-def oracle_run(scenario):
+@_program_opt
+@_set
+def oracle_run(scenario, program, sets):
     """Run the oracle program on SCENARIO.json; print what the harness prints."""
-    from .oracle import outcome as O
-    from .sim import simulate
-    _, p = scenario_program(scenario)
-    click.echo(_oracle_json(O.scenario_outcome(simulate(p), p)))
+    out, _ = checked(scenario, program, sets).run()
+    click.echo(_oracle_json(out))
 
 
 @oracle.command(name="diff")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-def oracle_diff(scenario):
+@_program_opt
+@_set
+def oracle_diff(scenario, program, sets):
     """Run SCENARIO.json through serQ and vLLM's real scheduler; print the first
     step where they disagree (what each scheduled, admitted, preempted) or `agree`."""
     import time
     from .oracle import divergence as D, outcome as O
     from .oracle.vllm import run_once
-    from .sim import simulate
     t0 = time.perf_counter()
-    s, p = scenario_program(scenario)
-    rep = simulate(p, step_log=True)
-    ours = O.scenario_outcome(rep, p)
+    c = checked(scenario, program, sets)
+    ours, rep = c.run(step_log=True)
     t_ours = time.perf_counter() - t0
     theirs, t_vllm = run_once(scenario, steps=True)
-    text = D.report(D.ours_by_step(rep.step_log, s["block_size"]), D.theirs_by_step(theirs["log"]))
+    text = D.report(D.ours_by_step(rep.step_log, c.s["block_size"]), D.theirs_by_step(theirs["log"]))
     fields = O.diff(ours, theirs)
     _verdict(text, fields, "steps", t_ours, t_vllm)
 
@@ -312,7 +367,11 @@ def _fuzz_options(what: str):
 
 @oracle.command(name="fuzz")
 @_fuzz_options("scenarios")
-def oracle_fuzz(n, seed, out_dir):
+@click.option("--harness", "kind", type=click.Choice(["scenario", "replay", "mooncake"]), default="scenario",
+              show_default=True, help="requests (scenario), or traffic whose requests share content: "
+                                      "multi-turn sessions with shared system prompts (replay), "
+                                      "Mooncake-format rows sharing hash ids (mooncake)")
+def oracle_fuzz(n, seed, out_dir, kind):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
     import random
@@ -320,6 +379,8 @@ def oracle_fuzz(n, seed, out_dir):
     from .oracle import divergence as D, fuzz as F, outcome as O
     from .oracle.vllm import Harness
     from .sim import simulate
+    if kind != "scenario":
+        return _fuzz_shared(n, seed, out_dir, kind)
 
     def ours(s, log=False):
         p = program_for_scenario(s)
@@ -365,6 +426,61 @@ def oracle_fuzz(n, seed, out_dir):
     sys.exit(1 if found else 0)
 
 
+def _fuzz_shared(n: int, seed: int, out_dir: str, kind: str):
+    """`serq oracle fuzz --harness replay|mooncake`: traffic with shared content."""
+    import random
+    import time
+    from .oracle import fuzz as F, mooncake as MC, outcome as O
+    from .oracle.replay import check as check_trace
+    from .oracle.vllm import MOONCAKE, REPLAY, Harness
+    from .sim import simulate
+    if kind == "mooncake":
+        gen, cands, ok, script = F.generate_mooncake, F.candidates_mooncake, F.feasible_mooncake, MOONCAKE
+
+        def ours(s):
+            c = MC.check(s, "fuzz")
+            return MC.outcome(simulate(mooncake_program(c)), c)
+        diff = MC.diff
+    else:
+        gen, cands, ok, script = F.generate_replay, F.candidates_replay, F.feasible_replay, REPLAY
+
+        def ours(t):
+            check_trace(t, "fuzz")
+            p = program_for_trace(t)
+            return O.trace_outcome(simulate(p), p)
+        diff = O.diff
+    found = 0
+    t_ours = t_vllm = 0.0
+    t0 = time.perf_counter()
+    with Harness(script=script) as h:
+        for i in range(n):
+            s = gen(random.Random(f"{seed}:{i}"), i)
+            a = time.perf_counter()
+            mine = ours(s)
+            b = time.perf_counter()
+            theirs = h.ask(s)
+            t_ours += b - a
+            t_vllm += time.perf_counter() - b if i else 0.0
+            d = diff(mine, theirs)
+            if d:
+                found += 1
+                small = F.shrink_with(s, lambda c: bool(diff(ours(c), h.ask(c))), cands, ok)
+                os.makedirs(out_dir, exist_ok=True)
+                name = os.path.join(out_dir, f"{kind}_s{seed}_{i:05d}")
+                with open(name + ".json", "w", encoding="utf-8") as f:
+                    f.write(json.dumps(small, sort_keys=True) + "\n")
+                with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+                    f.write("\n".join(diff(ours(small), h.ask(small))) + "\n")
+                click.echo(f"{kind} {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+            if (i + 1) % 100 == 0:
+                click.echo(f"  {i + 1}/{n} {kind} inputs, {found} disagreeing", err=True)
+    wall = time.perf_counter() - t0
+    click.echo(f"fuzz: {n} {kind} inputs with shared content (seed {seed}), {found} disagreed; "
+               f"{n / wall:.1f} inputs/s (serQ {1000 * t_ours / n:.1f} ms each, vLLM "
+               f"{1000 * t_vllm / max(1, n - 1):.1f} ms after a {h.startup:.1f} s start)")
+    sys.exit(1 if found else 0)
+
+
 @oracle.command(name="ir")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 def oracle_ir(scenario):
@@ -372,18 +488,6 @@ def oracle_ir(scenario):
     from .ir import dumps
     _, p = scenario_program(scenario)
     click.echo(dumps(p), nl=False)
-
-
-def trace_program(path: str):
-    """`examples/replay/vllm_replay.sq` on the step clock for a prefix-cache trace."""
-    from .ir import validate
-    from .link import compile_file
-    from .oracle import replay as R
-    t = R.load(path)
-    p = compile_file(_relroot(os.path.join(_root(), R.PROGRAM)), sets=R.inputs(t), horizon=R.horizon(t))
-    p = R.with_sessions(p, t)
-    validate(p)
-    return t, p
 
 
 @oracle.command(name="replay")
@@ -406,19 +510,76 @@ def oracle_replay_ir(trace):
     click.echo(dumps(p), nl=False)
 
 
+@main.command()
+@_file
+@click.option("--engine", type=click.Choice(["vllm"]), required=True,
+              help="the engine whose arguments to print")
+@click.option("--json", "as_json", is_flag=True, help="print the arguments as JSON")
+@_set
+def target(file, engine, as_json, sets):
+    """The engine arguments (vLLM 0.33.0) that PROGRAM's engine corresponds to,
+    or why it corresponds to none."""
+    from .oracle import target as T
+    t = T.vllm(load_program(file, sets, need_horizon=False))
+    if as_json:
+        click.echo(json.dumps({k: t.args[k] for k in T.ORDER}, indent=1))
+    else:
+        click.echo(T.flags(t.args))
+
+
+@oracle.command(name="mooncake")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
+@click.option("--diff", "use_diff", is_flag=True,
+              help="both, and the first step where they part (or `agree`), with both times")
+def oracle_mooncake(spec, use_vllm, use_diff):
+    """Replay a Mooncake trace slice (SPEC.json) with examples/replay/mooncake.sq on the
+    step clock; print what tools/oracle/vllm_mooncake_oracle.py prints."""
+    import time
+    from .oracle import divergence as D, mooncake as MC
+    from .oracle.vllm import MOONCAKE, run_once
+    from .sim import simulate
+    if use_vllm and not use_diff:
+        out, _ = run_once(spec, script=MOONCAKE)
+        click.echo(_oracle_json(out))
+        return
+    t0 = time.perf_counter()
+    s = MC.load(spec)
+    p = mooncake_program(s)
+    rep = simulate(p, step_log=use_diff)
+    ours = MC.outcome(rep, s)
+    t_ours = time.perf_counter() - t0
+    if not use_diff:
+        click.echo(_oracle_json(ours))
+        return
+    theirs, t_vllm = run_once(spec, steps=True, script=MOONCAKE)
+    first = s["first"]
+    mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
+                "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
+            for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
+    text = D.report(mine, D.theirs_by_step(theirs["log"]))
+    fields = MC.diff(ours, theirs)
+    if text == "agree" and fields:
+        text = "the steps agree but the outcomes differ"
+    click.echo(text)
+    for f in fields[:20]:
+        click.echo(f"  {f}")
+    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
+               f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
+               f"(process, vLLM import included)")
+    sys.exit(0 if text == "agree" and not fields else 1)
+
+
+# sweeps and plots: their commands live with them
+from .sweeps.command import sweep as _sweep  # noqa: E402
+from .plot.command import plot as _plot  # noqa: E402
+
+main.add_command(_sweep)
+main.add_command(_plot)
+
+
 # ---------------------------------------------------------------- the P/D oracle
-
-def pd_program(s: dict):
-    """`examples/oracle/vllm_pd.sq` compiled for a P/D scenario: its two engines
-    as inputs, its requests as explicit sessions."""
-    from .ir import validate
-    from .link import compile_file
-    from .oracle import pd as PD
-    p = compile_file(_relroot(os.path.join(_root(), PD.PROGRAM)), sets=PD.inputs(s), horizon=PD.horizon(s))
-    p = PD.with_sessions(p, s)
-    validate(p)
-    return p
-
 
 def _pd_ours(s: dict, log: bool = False, clock: Optional[list] = None):
     """(serQ's outcome, the report) for a P/D scenario; a run-time error is an
@@ -478,7 +639,7 @@ def _pd_shrink(s, d, disagrees, seed, i, out_dir):
     """Shrink a disagreeing P/D scenario; write it and its first divergence."""
     from .oracle import fuzz as F, pd as PD, pd_fuzz as G
     from .oracle.vllm import PD as HARNESS, Harness
-    small = F.shrink(s, disagrees, smaller=F.pd_candidates, ok=G.feasible)
+    small = F.shrink_with(s, disagrees, F.pd_candidates, G.feasible)
     os.makedirs(out_dir, exist_ok=True)
     name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
     with open(name + ".json", "w", encoding="utf-8") as f:

@@ -37,10 +37,16 @@ def test_ir_then_check_of_the_json(tmp_path):
     assert r3.output == r.output
 
 
-def test_ir_needs_a_horizon_for_source():
+def test_ir_without_a_horizon_inspects(tmp_path):
+    """`serq ir` of a program with no horizon and no instance is for inspection:
+    its horizon is the placeholder 1; with a default instance, that instance's."""
+    prog = tmp_path / "p.sq"
+    with open("examples/single-turn/mg1.sq", encoding="utf-8") as f:
+        prog.write_text(f.read(), encoding="utf-8")
+    r = run("ir", str(prog))
+    assert r.exit_code == 0 and '"horizon": 1.0' in r.output
     r = run("ir", "examples/single-turn/mg1.sq")
-    assert r.exit_code == 2
-    assert "--horizon is required" in r.output
+    assert r.exit_code == 0 and '"horizon": 20000.0' in r.output
 
 
 def test_set_is_refused_on_json(tmp_path):

@@ -46,8 +46,8 @@ def test_expression_json_round_trip_is_the_identity(e):
 
 
 def _examples():
-    import glob
-    return sorted(p for p in glob.glob("examples/**/*.sq", recursive=True) if "/lib/" not in p)
+    from tools.examples import programs
+    return programs()
 
 
 @pytest.mark.parametrize("path", _examples())

@@ -302,12 +302,10 @@ def test_ordered_trace_is_resolved_against_the_program(tmp_path, monkeypatch):
 
 
 def test_json_ir_of_every_example_passes_the_validator_again():
-    import glob
     from serq.ir import dumps, loads, validate
     from serq.link import compile_file
-    for path in sorted(glob.glob("examples/**/*.sq", recursive=True)):
-        if "/lib/" in path:
-            continue
+    from tools.examples import programs
+    for path in programs():
         p = compile_file(path, horizon=50)
         q = loads(dumps(p))
         validate(q)

@@ -26,6 +26,8 @@ def _inputs(pattern):
 NAMED = _inputs("tools/oracle/scenarios/*.json")
 RANDOM = _inputs("tools/oracle/random/*.json")
 TRACES = _inputs("tools/oracle/traces/*.json")
+PRIORITY = _inputs("tools/oracle/priority/*.json")
+PRIORITY_RANDOM = _inputs("tools/oracle/priority/random/*.json")
 
 
 def _vllm(path):
@@ -49,6 +51,27 @@ def test_prefix_cache_trace_agrees_with_vllm(path):
 
 def test_the_suites_are_there():
     assert len(NAMED) == 7 and len(RANDOM) >= 50 and len(TRACES) >= 3
+    assert len(PRIORITY) == 5 and len(PRIORITY_RANDOM) >= 50
+
+
+@pytest.mark.parametrize("path", PRIORITY + PRIORITY_RANDOM, ids=os.path.basename)
+def test_priority_scenario_agrees_with_vllm(path):
+    """vLLM's PRIORITY policy (SchedulerConfig(policy="priority")): the
+    scenario runs examples/oracle/vllm_request_priority.sq."""
+    s, p = scenario_program(path)
+    assert s["policy"] == "priority" and "vllm_request_priority.sq" in p.files[0]
+    ours = O.scenario_outcome(simulate(p), p)
+    assert O.diff(ours, _vllm(path)) == []
+
+
+@pytest.mark.parametrize("path", PRIORITY, ids=os.path.basename)
+def test_the_named_priority_scenarios_are_not_fcfs_ones(path):
+    """Each named scenario shows the policy: run as FCFS (the FCFS program,
+    which agrees with vLLM's FCFS scheduler) it gives another outcome."""
+    from serq.cli import program_for_scenario
+    s = dict(json.load(open(path, encoding="utf-8")), policy="fcfs")
+    p = program_for_scenario(s)
+    assert O.diff(O.scenario_outcome(simulate(p), p), _vllm(path)) != []
 
 
 def test_the_committed_ir_files_are_the_programs_run_here():

@@ -154,8 +154,8 @@ def test_pd_fuzz_scenarios_are_feasible_and_the_shrinker_keeps_the_property():
         assert G.feasible(s)
     assert G.generate(7, 3) == G.generate(7, 3)
     big = G.generate(7, 4)
-    small = F.shrink(big, lambda c: any(r["prompt"] >= 5 for r in c["requests"]),
-                     smaller=F.pd_candidates, ok=G.feasible)
+    small = F.shrink_with(big, lambda c: any(r["prompt"] >= 5 for r in c["requests"]), F.pd_candidates,
+                          G.feasible)
     assert len(small["requests"]) == 1 and small["requests"][0]["prompt"] == 5
     assert small["requests"][0]["out"] == 1 and G.feasible(small)
 

@@ -439,3 +439,14 @@ def test_a_librarys_queue_used_above_main_is_refused(tmp_path):
         "uses it: `use` it inside main\n  |\n1 | use \"lib.sq\";\n  | ^^^^^^^^^^^^^\n"
         f"  = note: the library declares one at {tmp_path}/lib.sq:1:1\n"
         "  = help: a `use` above main brings only definitions")
+def test_a_member_of_an_engine_family_counts_the_queues_it_admits():
+    """`waiting.count` in D[j]'s schedule is D.reqs[j]'s and D.kv[j]'s queues,
+    not the whole family's (the chunk cap of one decoder is its own)."""
+    from serq.ir.expr import walk
+    p = ex("pd-disaggregation/llmd_nixl_pull.sq", horizon=10.0)
+    for j, st in enumerate(p.stages):
+        if st.name != "D":
+            continue
+        queued = sorted(p.pools[q.ref.base + int(q.ref.index.value)].index
+                        for q in walk(st.kind.chunk) if type(q).__name__ == "EQuery" and q.query == "Queued")
+        assert queued == [st.index, st.index], (st.index, queued)

@@ -1,6 +1,5 @@
 """No input crashes the front end: anything but a program raises SerqError."""
 
-import glob
 import re
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -8,7 +7,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from serq.diag import SerqError
 from serq.link import compile_source
 
-EXAMPLES = sorted(p for p in glob.glob("examples/**/*.sq", recursive=True) if "/lib/" not in p)
+from tools.examples import programs  # noqa: E402
+
+EXAMPLES = programs()
 SOURCES = {p: open(p, encoding="utf-8").read() for p in EXAMPLES}
 TOKEN = re.compile(r'"[^"\n]*"|//[^\n]*|[A-Za-z_][A-Za-z0-9_]*|\d+\.?\d*(?:[eE][+-]?\d+)?|==|!=|<=|>=|&&|\|\||\S')
 

@@ -14,14 +14,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from serq.diag import SerqError  # noqa: E402
+from tools.examples import programs  # noqa: E402
 from tools.generated import check_generated, report  # noqa: E402
 
 GOLDEN_HORIZON = 100.0
 
 
 def examples() -> list[str]:
-    return sorted(p for p in glob.glob("examples/**/*.sq", recursive=True)
-                  if not p.startswith("examples/lib/"))
+    return programs()
 
 
 def golden_ir_path(example: str) -> str:

@@ -12,7 +12,6 @@ golden figures under tests/golden/draw/ are current.
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import sys
 
@@ -33,8 +32,8 @@ FORMATS = {"svg": "svg", "tikz": "tex"}
 
 
 def examples() -> list[str]:
-    return sorted(p.replace(os.sep, "/") for p in glob.glob("examples/**/*.sq", recursive=True)
-                  if not p.replace(os.sep, "/").startswith("examples/lib/"))
+    from tools.examples import programs
+    return programs()
 
 
 def stem(example: str) -> str:

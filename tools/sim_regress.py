@@ -80,9 +80,14 @@ ARRIVALS = {  # example -> (--arrivals N, horizon)
 
 
 def examples() -> list:
-    return sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"),
-                                                               recursive=True)
-                  if not os.path.relpath(p, ROOT).startswith("examples/lib/"))
+    # tools/examples.py's list, written out: this file is copied alone into
+    # the tree a reference is recorded from
+    out = []
+    for p in glob.glob(os.path.join(ROOT, "examples", "**", "*.sq"), recursive=True):
+        rel = os.path.relpath(p, ROOT).replace(os.sep, "/")
+        if not rel.startswith("examples/lib/") and "/instances/" not in rel:
+            out.append(rel)
+    return sorted(out)
 
 
 def cases(d: str) -> list:

@@ -28,7 +28,7 @@ from typing import Optional
 from ..ir import model as M
 from ..ir.expr import const_value
 from .scene import Cluster, Edge, Node, Scene
-from .text import Namer, elide, loc_str, num
+from .text import Namer, elide, loc_str, num, wrap_lines
 
 _MISSING = object()
 
@@ -294,8 +294,8 @@ class Deployment:
                     F = self._go(F, q, loc)
                 F = self.walk_block(s.body, F)
             elif t is M.SBranch:
-                g = elide(self.nm.expr(s.guard), self.max_label)
-                ng = elide(self.nm.negate(s.guard), self.max_label)
+                g = self.nm.expr(s.guard)
+                ng = self.nm.negate(s.guard)
                 Ft = self.walk_block(s.then, self._label(F, g))
                 Fo = self.walk_block(s.other, self._label(F, ng)) if s.other is not None else self._label(F, ng)
                 R: dict = {}
@@ -311,8 +311,8 @@ class Deployment:
                         R[n] = (None, "flow")
                 F = R
             elif t is M.SWhile:
-                g = elide(self.nm.expr(s.guard), self.max_label)
-                ng = elide(self.nm.negate(s.guard), self.max_label)
+                g = self.nm.expr(s.guard)
+                ng = self.nm.negate(s.guard)
                 cur = self._label(F, g)
                 end: dict = {}
                 for _ in range(16):
@@ -405,11 +405,11 @@ class Deployment:
                 own.append(pl.name[len(q) + 1:])
         lines = [(head, "h")]
         if own:
-            lines.append((elide("pools " + ", ".join(own), 34), "s"))
+            lines.append(("pools " + ", ".join(own), "s"))
         nic = [st for st in p.stages if st.name == f"{q}.nic"]
         if nic:
             lines.append((f"nic {self.stage_kind(nic[0])}", "s"))
-        return lines
+        return wrap_lines(lines)
 
     # ---------------------------------------------------------------- labels
     def stage_kind(self, st: M.Stage) -> str:
@@ -418,10 +418,11 @@ class Deployment:
             return "fifo" if k.servers == 1 else f"fifo({k.servers})"
         if type(k) is M.KPs:
             c = self.nm.expr(k.capacity)
-            return "ps" if c == "1" else f"ps({elide(c, 16)})"
+            return "ps" if c == "1" else f"ps({c})"
         if type(k) is M.KDelay:
             return "delay · ∞ servers"
-        return f"engine · budget {elide(self.nm.expr(k.budget), 18)}"
+        base = self.p.stages.index(st)
+        return f"engine · budget {self.nm.engine_expr(k.budget, 'budget', base)}"
 
     def station_lines(self, key: str) -> tuple[list, str, str, Optional[M.Loc]]:
         """Lines, shape, role and location of a station."""
@@ -437,7 +438,7 @@ class Deployment:
         else:
             name = family_label(p.stages, list(range(base, base + count)))
             lines = [(name, "h"), (self.stage_kind(st), "n"),
-                     (elide(f"member {self.family_index.get(key, '·')}, one of {count}", 30), "s")]
+                     (f"member {self.family_index.get(key, '·')}, one of {count}", "s")]
         k = st.kind
         role = "station"
         shape = "rrect"
@@ -450,18 +451,19 @@ class Deployment:
             role += " step"
             c = const_value(k.chunk)
             if c is None:
-                lines.append((f"chunk {elide(self.nm.expr(k.chunk), 26)}", "s"))
+                lines.append((f"chunk {self.nm.engine_expr(k.chunk, 'budget', base, chunk=True)}", "s"))
             elif c != 0:
                 lines.append((f"chunk ≤ {num(c)}", "s"))
             if type(k.serve) is M.ServeExclusivePrefill:
                 lines.append(("serve: exclusive prefill", "s"))
             elif k.serve.keys:
-                lines.append((f"serve by {elide(', '.join(self.nm.expr(x) for x in k.serve.keys), 24)}", "s"))
+                lines.append((f"serve by {', '.join(self.nm.engine_expr(x, 'budget', base) for x in k.serve.keys)}",
+                              "s"))
             else:
                 lines.append(("serve in admission order", "s"))
             if k.iteration is not None:
                 lines.append((f"iteration: {len(k.iteration)} steps", "s"))
-            lines.append((f"iteration {elide(self.nm.expr(k.cost), 26)}", "s"))
+            lines.append((f"iteration {self.nm.engine_expr(k.cost, 'execute', base)}", "s"))
             stage_ids = range(base, base + count)
             mem = [p.stages[j].kind.memory for j in stage_ids if p.stages[j].kind.memory is not None]
             if mem:
@@ -473,7 +475,7 @@ class Deployment:
                     if name not in admits:
                         admits.append(name)
             if admits:
-                lines.append((elide(f"admits {', '.join(admits)}", 34), "s"))
+                lines.append((f"admits {', '.join(admits)}", "s"))
         sides = self.station_sides.get(key)
         if sides is None:
             lines.append(("never run", "s"))
@@ -482,7 +484,7 @@ class Deployment:
             lines.append(("workload", "s"))
             role += " workload"
         loc = self.station_loc.get(key) if st.loc is None else st.loc
-        return lines, shape, role, loc
+        return wrap_lines(lines), shape, role, loc
 
     def stage_detail(self, key: str) -> str:
         """The whole of a station's kind, for its tooltip."""
@@ -491,8 +493,9 @@ class Deployment:
         if type(k) is not M.KStep:
             return self.stage_kind(self.p.stages[base])
         nm = self.nm
-        out = [f"engine, budget {nm.expr(k.budget)}", f"iteration time {nm.expr(k.cost)}",
-               f"chunk {nm.expr(k.chunk)} (0: no cap)"]
+        out = [f"engine, budget {nm.engine_expr(k.budget, 'budget', base)}",
+               f"iteration time {nm.engine_expr(k.cost, 'execute', base)}",
+               f"chunk {nm.engine_expr(k.chunk, 'budget', base, chunk=True)}"]
         if type(k.serve) is M.ServeExclusivePrefill:
             out.append("serve exclusive prefill")
         else:
@@ -533,7 +536,7 @@ class Deployment:
             cap.append(f"block {num(pl.block)}")
         rules: list[str] = []
         rules.append("evict lru" if type(pl.evict) is M.EvictLru else
-                     f"evict by {elide(', '.join(self.nm.expr(x) for x in pl.evict.keys), 20)}")
+                     f"evict by {', '.join(self.nm.expr(x) for x in pl.evict.keys)}")
         if type(pl.preempt) is M.PreemptNone:
             rules.append("no preemption")
         else:
@@ -541,14 +544,14 @@ class Deployment:
             if len(keys) == 1 and keys[0] == M.EUnary("Neg", M.ECtx("Admission")) and not pl.preempt.tail:
                 rules.append("preempt lifo")
             else:
-                rules.append(f"preempt by {elide(', '.join(self.nm.expr(x) for x in keys), 18)}"
+                rules.append(f"preempt by {', '.join(self.nm.expr(x) for x in keys)}"
                              + (" (tail)" if pl.preempt.tail else ""))
         lines.append((" · ".join(cap), "s"))
         lines.append((" · ".join(rules), "s"))
         queue = []
         if key in self.queue_pools or pl.queue is not None or pl.admit_via is not None:
             queue.append("queue fifo" if pl.queue is None else
-                         f"queue by {elide(', '.join(self.nm.expr(x) for x in pl.queue), 22)}")
+                         f"queue by {', '.join(self.nm.expr(x) for x in pl.queue)}")
         if pl.admit_via is not None:
             queue.append(f"admitted by {self.stage_family_label(pl.admit_via)}")
         if queue:
@@ -565,7 +568,7 @@ class Deployment:
             lines.append((f"spills to {self.nm.pool(pl.spill.to)} via {self.nm.stage(pl.spill.via)}", "s"))
         if pl.reserve_held:
             lines.append(("reserve held", "s"))
-        return lines
+        return wrap_lines(lines)
 
     def hold_text(self, s: M.SHold) -> tuple[list, str]:
         parts = [f"{self.nm.pool(h.pool)} ({self.nm.expr(h.units)})" for h in s.pools]
@@ -573,8 +576,8 @@ class Deployment:
         lines = [("hold " + ", ".join(self.nm.pool(h.pool) for h in s.pools), "n")]
         detail = []
         for h in s.pools:
-            detail.append(f"{self.nm.pool(h.pool)} {elide(self.nm.expr(h.units), 18)}")
-        lines.append((elide(" · ".join(detail), 44), "s"))
+            detail.append(f"{self.nm.pool(h.pool)} {self.nm.expr(h.units)}")
+        lines.append((" · ".join(detail), "s"))
         flags = []
         if any(h.reserve is not None for h in s.pools):
             flags.append("reserve")
@@ -583,7 +586,7 @@ class Deployment:
         if s.cache is not None:
             flags.append("cache")
         if s.lease is not None:
-            flags.append(f"lease {self.nm.pool(s.lease.pool)} {elide(self.nm.expr(s.lease.time), 10)}")
+            flags.append(f"lease {self.nm.pool(s.lease.pool)} {self.nm.expr(s.lease.time)}")
         if flags:
             lines.append((" · ".join(flags), "s"))
         for h in s.pools:
@@ -593,7 +596,7 @@ class Deployment:
             full += f"; reuse ({self.nm.expr(s.reuse)})"
         if s.cache is not None:
             full += f"; cache ({self.nm.expr(s.cache)})"
-        return lines, full
+        return wrap_lines(lines, 48), full
 
     def arrival_lines(self) -> list:
         a = self.p.arrival
@@ -601,7 +604,7 @@ class Deployment:
         if t is M.APoisson:
             what = f"poisson {num(a.rate)}/s"
         elif t is M.ARenewal:
-            what = f"renewal, gap {elide(self.nm.expr(a.gap), 16)}"
+            what = f"renewal, gap {self.nm.expr(a.gap)}"
         elif t is M.AClosed:
             what = f"closed, {a.n} sessions"
         elif t is M.ABatch:
@@ -613,8 +616,8 @@ class Deployment:
         lines = [("arrivals", "h"), (what, "s")]
         if self.p.trace:
             name = self.p.trace.replace("\\", "/").rsplit("/", 1)[-1]
-            lines.append((elide(f"trace {name}" + (" (ordered)" if self.p.trace_ordered else ""), 34), "s"))
-        return lines
+            lines.append((f"trace {name}" + (" (ordered)" if self.p.trace_ordered else ""), "s"))
+        return wrap_lines(lines)
 
     # ----------------------------------------------------------------- scene
     def scene(self) -> Scene:
@@ -677,7 +680,7 @@ class Deployment:
                 for h in group:
                     hl, full = self.hold_text(h["stmt"])
                     at = h["loc"]
-                    lines.append((elide(f"{hl[0][0]} (line {at.line})" if at is not None else hl[0][0], 44), "s"))
+                    lines.extend(wrap_lines([(f"{hl[0][0]} (line {at.line})" if at is not None else hl[0][0], "s")], 48))
                     fulls.append(f"{L(at)} {full}")
                 title = " | ".join(fulls)
             encs.append(_Enc(f"hold{n}", "hold", len(encs), list(group[0]["stations"]), lines, title))
@@ -745,9 +748,9 @@ class Deployment:
         enc_of_pool = {e.pool: e for e in encs if e.kind == "pool"}
         for key in self.queue_pools:
             pl = p.pools[key_members(key)[0]]
-            rule = "fifo" if pl.queue is None else f"by {elide(', '.join(self.nm.expr(x) for x in pl.queue), 18)}"
+            rule = "fifo" if pl.queue is None else f"by {', '.join(self.nm.expr(x) for x in pl.queue)}"
             label = self.pool_label(key)
-            lines = [(f"{label} queue", "n"), (rule, "s")]
+            lines = wrap_lines([(f"{label} queue", "n"), (rule, "s")], 24)
             pe = enc_of_pool[key]
             parent = pe.cluster if pe.placed else None
             sc.add_node(Node(f"q{key}", "queue", lines, f"{L(pl.loc)} the queue of pool {label} ({rule})",
@@ -782,14 +785,15 @@ class Deployment:
         n = 0
         for (src, dst, role), info in self.edges.items():
             labels = info["labels"]
-            text = "" if info["unlabelled"] or not labels else elide(" || ".join(labels), self.max_label + 6)
+            text = "" if info["unlabelled"] or not labels else " || ".join(labels)
             if role == "also":
                 title = f"{L(info['loc'])} a run holding {names[src]} also holds {names[dst]}"
                 sc.edges.append(Edge(f"e{n}", src, dst, title, "also", [], False, False))
             else:
                 what = "a forked leg" if role == "fork" else "the path"
                 title = f"{L(info['loc'])} {what}: {names[src]} → {names[dst]}" + (f" when {text}" if text else "")
-                sc.edges.append(Edge(f"e{n}", src, dst, title, role, [(text, "s")] if text else []))
+                sc.edges.append(Edge(f"e{n}", src, dst, title, role,
+                                     wrap_lines([(text, "s")], self.max_label) if text else []))
             n += 1
 
         # an engine's pools: the pools it admits (to their queue) and its memory
@@ -860,7 +864,7 @@ class Deployment:
             what = (f"{dst_q} reads the KV from {src_q}" if mode == "pull" else
                     f"{src_q} writes the KV to {dst_q}" if mode == "push" else f"the KV moves from {src_q} to {dst_q}")
             sc.edges.append(Edge(f"e{n}", frm, to, f"{L(info['loc'])} {what} ({text})", "relation",
-                                 [(elide(text, 40), "s")], False, True))
+                                 wrap_lines([(text, "s")], 30), False, True))
             n += 1
         for e in crossing:
             for k in e.stations:

@@ -1,11 +1,12 @@
 """The session view: the session's statements as a flow chart, top to bottom.
 
-One box per statement of the IR (the server's statements are copied after
-every `turn`, so they appear once per turn); a branch or a while is a diamond
-with `yes`/`no` arms, a loop a small circle its body comes back to, a fork a
-bar with a dashed leg, a join a bar the legs come back to, a hold an
-enclosure around its body.  The server's statements are shaded, and each run
-of them after a turn is enclosed as the server's.
+One box per statement of the IR; a branch or a while is a diamond with
+`yes`/`no` arms, a loop a small circle its body comes back to, a fork a bar
+with a dashed leg, a join a bar the legs come back to, a hold an enclosure
+around its body.  The server's statements are shaded and enclosed as the
+server's.  The IR copies them after every `turn`; they are drawn once, where
+the first turn reaches them, and a later turn's edge goes to that drawing
+(`answered by the server`) and comes back from its end (`the answer`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Optional
 
 from ..ir import model as M
 from .scene import Cluster, Edge, Node, Scene
-from .text import Namer, elide, loc_str
+from .text import Namer, loc_str, wrap_lines
 
 W = 40  # characters of an expression in a box
 
@@ -29,6 +30,7 @@ class Session:
         self.n_clusters = 0
         self.n_edges = 0
         self.block: Optional[int] = None  # the block of the statement being drawn
+        self.servers: dict = {}           # the locations of a server's copy -> (first node, its ends)
 
     def L(self, loc) -> str:
         return loc_str(self.p, loc)
@@ -41,11 +43,12 @@ class Session:
         data = dict(data or {})
         if self.block is not None and "block" not in data:
             data["block"] = str(self.block)
-        self.sc.add_node(Node(nid, shape, lines, f"{self.L(loc)} {what}", role, data), parent)
+        self.sc.add_node(Node(nid, shape, wrap_lines(lines, W), f"{self.L(loc)} {what}", role, data), parent)
         return nid
 
     def cluster(self, kind: str, lines: list, loc, what: str, parent: Optional[Cluster]) -> Cluster:
-        c = Cluster(f"c{self.n_clusters}", kind, lines, f"{self.L(loc)} {what}", "enclosure " + kind)
+        c = Cluster(f"c{self.n_clusters}", kind, wrap_lines(lines, 2 * W), f"{self.L(loc)} {what}",
+                    "enclosure " + kind)
         self.n_clusters += 1
         (parent.children if parent is not None else self.sc.roots).append(c)
         return c
@@ -56,7 +59,7 @@ class Session:
         if label:
             title += f" ({label})"
         self.sc.edges.append(Edge(f"e{self.n_edges}", src, dst, title, role,
-                                  [(label, "s")] if label else [], reverse=role == "back"))
+                                  wrap_lines([(label, "s")], 28) if label else [], reverse=role == "back"))
         self.n_edges += 1
 
     def connect(self, preds: list, dst: str, loc):
@@ -70,7 +73,7 @@ class Session:
         if p.turn is not None:
             for s in p.blocks[p.turn].stmts:
                 if type(s) is M.SSet:
-                    lines.append((elide(f"{self.nm.attr(s.slot)} = {self.nm.expr(s.expr)}", W), "s"))
+                    lines.append((f"{self.nm.attr(s.slot)} = {self.nm.expr(s.expr)}", "s"))
         elif p.trace:
             lines.append(("the trace's next row", "s"))
         elif type(p.arrival) is M.ASessions:
@@ -84,14 +87,14 @@ class Session:
             return "hexagon", self.turn_lines(), "turn: a new turn's attributes, then the server"
         if t is M.SSet:
             text = f"set {nm.attr(s.slot)} = {nm.expr(s.expr)}"
-            return "rect", [(elide(text, W), "n")], text
+            return "rect", [(text, "n")], text
         if t is M.SObserve:
             obs = self.p.observes[s.observe] if 0 <= s.observe < len(self.p.observes) else "?"
             text = f"observe {obs} = {nm.expr(s.expr)}"
-            return "rect", [(elide(text, W), "n")], text
+            return "rect", [(text, "n")], text
         if t is M.SRun:
             head = f"run {nm.stage(s.stage)}" + ("" if s.mode == "Plain" else f" {s.mode.lower()}")
-            lines = [(head, "h"), (elide(f"work {nm.expr(s.work)}", W), "s")]
+            lines = [(head, "h"), (f"work {nm.expr(s.work)}", "s")]
             if s.growing is not None:
                 lines.append((f"growing {nm.pool(s.growing)}", "s"))
             if s.also:
@@ -99,60 +102,81 @@ class Session:
             return "rrect", lines, f"{head} (work {nm.expr(s.work)})"
         if t is M.SGrow:
             text = f"grow {nm.pool(s.pool)} by {nm.expr(s.expr)}"
-            return "rect", [(elide(text, W), "n")], text
+            return "rect", [(text, "n")], text
         if t is M.SDrop:
             return "rect", [(f"drop {nm.pool(s.pool)}", "n")], f"drop {nm.pool(s.pool)}"
         if t is M.SRelease:
             return "rect", [(f"release {nm.pool(s.pool)}", "n")], f"release {nm.pool(s.pool)}"
         if t is M.SLoad:
             text = f"load {nm.pool(s.pool)} {nm.expr(s.expr)}"
-            return "rect", [(elide(text, W), "n")], text
+            return "rect", [(text, "n")], text
         if t is M.SChoose:
             text = (f"choose {nm.attr(s.slot)} = {nm.expr(s.count)}"
                     + (f" by {', '.join(nm.expr(k) for k in s.keys)}" if s.keys else ""))
-            return "rect", [(elide(text, W), "n")], text
+            return "rect", [(text, "n")], text
         return "rect", [(t.__name__, "n")], t.__name__  # pragma: no cover
 
     def walk(self, bi: int, preds: list, parent: Optional[Cluster], in_server: bool) -> list:
         b = self.p.blocks[bi]
-        server: Optional[Cluster] = None
         legs: list = []
         outer = self.block
-        for s, loc, side in zip(b.stmts, b.locs, b.sides):
+        stmts = list(zip(b.stmts, b.locs, b.sides))
+        i = 0
+        while i < len(stmts):
+            s, loc, side = stmts[i]
             self.block = bi
-            here = parent
             if side == "server" and not in_server:
-                if server is None:
-                    server = self.cluster("server", [("server · answers the turn", "s")], loc,
-                                          "the server's statements for this turn", parent)
-                here = server
-            elif side != "server":
-                server = None
-            srv = in_server or side == "server"
-            role = "stmt " + ("server" if srv else "client")
-            preds = self.stmt(s, loc, role, preds, here, srv, legs)
+                j = i
+                while j < len(stmts) and stmts[j][2] == "server":
+                    j += 1
+                preds = self.server_run(bi, stmts[i:j], preds, parent, legs)
+                i = j
+                continue
+            role = "stmt " + ("server" if in_server else "client")
+            preds = self.stmt(s, loc, role, preds, parent, in_server, legs)
+            i += 1
         self.block = outer
+        return preds
+
+    def server_run(self, bi: int, run: list, preds: list, parent: Optional[Cluster], legs: list) -> list:
+        """The server's statements after a turn: drawn the first time, an edge
+        to that drawing and back the next times."""
+        key = tuple((loc.file, loc.line, loc.col) if loc is not None else None for _, loc, _ in run)
+        loc0 = run[0][1]
+        seen = self.servers.get(key)
+        if seen is not None:
+            first, ends = seen
+            for src, label, role in preds:
+                self.edge(src, first, loc0, "answered by the server", role)
+            return [(src, "the answer", role) for src, _, role in ends]
+        server = self.cluster("server", [("server · answers every turn", "s")], loc0,
+                              "the server's statements, for every turn", parent)
+        before = self.n_nodes
+        for s, loc, side in run:
+            self.block = bi
+            preds = self.stmt(s, loc, "stmt server", preds, server, True, legs)
+        self.servers[key] = (f"n{before}", list(preds))
         return preds
 
     def stmt(self, s: M.Stmt, loc, role: str, preds: list, here: Optional[Cluster], srv: bool,
              legs: list) -> list:
         t, nm = type(s), self.nm
         if t is M.SHold:
-            head = "hold " + ", ".join(f"{nm.pool(h.pool)} ({elide(nm.expr(h.units), 24)})" for h in s.pools)
+            head = "hold " + ", ".join(f"{nm.pool(h.pool)} ({nm.expr(h.units)})" for h in s.pools)
             full = "hold " + ", ".join(f"{nm.pool(h.pool)} ({nm.expr(h.units)})" for h in s.pools)
-            lines = [(elide(head, 2 * W), "n")]
+            lines = [(head, "n")]
             extra = []
             for h in s.pools:
                 if h.reserve is not None:
-                    extra.append(f"reserve {nm.pool(h.pool)} {elide(nm.expr(h.reserve), 16)}")
+                    extra.append(f"reserve {nm.pool(h.pool)} {nm.expr(h.reserve)}")
             if s.reuse is not None:
-                extra.append(f"reuse {elide(nm.expr(s.reuse), 16)}")
+                extra.append(f"reuse {nm.expr(s.reuse)}")
             if s.cache is not None:
-                extra.append(f"cache {elide(nm.expr(s.cache), 20)}")
+                extra.append(f"cache {nm.expr(s.cache)}")
             if s.lease is not None:
-                extra.append(f"lease {nm.pool(s.lease.pool)} for {elide(nm.expr(s.lease.time), 12)}")
+                extra.append(f"lease {nm.pool(s.lease.pool)} for {nm.expr(s.lease.time)}")
             if extra:
-                lines.append((elide(" · ".join(extra), 2 * W), "s"))
+                lines.append((" · ".join(extra), "s"))
             c = self.cluster("hold", lines, loc, full, here)
             c.data["body"] = str(s.body)
             if not self.p.blocks[s.body].stmts:
@@ -163,7 +187,7 @@ class Session:
             return self.walk(s.body, preds, c, srv)
         if t is M.SBranch:
             g = nm.expr(s.guard)
-            d = self.node("diamond", [(elide(g, 28) + " ?", "n")], loc, f"branch ({g})",
+            d = self.node("diamond", [(g + " ?", "n")], loc, f"branch ({g})",
                           role + " branch", here)
             self.connect(preds, d, loc)
             out = self.walk(s.then, [(d, "yes", "flow")], here, srv)
@@ -174,7 +198,7 @@ class Session:
             return out
         if t is M.SWhile:
             g = nm.expr(s.guard)
-            d = self.node("diamond", [(elide(f"while {g}", 28), "n")], loc, f"while ({g})",
+            d = self.node("diamond", [(f"while {g}", "n")], loc, f"while ({g})",
                           role + " while", here)
             self.connect(preds, d, loc)
             ends = self.walk(s.body, [(d, "yes", "flow")], here, srv)

@@ -51,12 +51,59 @@ def num(v: float) -> str:
     return repr(float(v))
 
 
+# How an engine's clauses spell the residents' and the batch's values
+# (§Engines on devices): `running.…` where the batch is not formed yet,
+# `batch.…` in `execute`.
+ENGINE_SPELLING = {
+    "budget": {"Ndec": "running.decoding", "Kvb": "running.kv_decode", "Kvp": "running.kv_prefill"},
+    "execute": {"Ndec": "batch.decoding", "Kvb": "batch.kv_decode", "Kvp": "batch.kv_prefill"},
+}
+
+
 class Namer:
     """Names of a program's attributes, observations, pools, stages and
     registers, for printing its expressions."""
 
     def __init__(self, program: M.Program):
         self.p = program
+        self.ctx_spelling = CTX_SPELLING
+        self.waiting: frozenset = frozenset()   # the pools whose queues an engine clause counts
+
+    def engine_expr(self, e: M.Expr, clause: str, stage: int, chunk: bool = False) -> str:
+        """An expression of engine `stage`'s clause as its source spells it:
+        `running.…`/`batch.…` by the clause, the sum of the queues it admits as
+        `waiting.count`, and in a chunk the kernel's 0 (no cap) as `inf`."""
+        saved = self.ctx_spelling, self.waiting
+        self.ctx_spelling = {**CTX_SPELLING, **ENGINE_SPELLING.get(clause, {})}
+        self.waiting = frozenset(i for i, pl in enumerate(self.p.pools) if pl.admit_via == stage)
+        try:
+            if chunk:
+                e = _no_cap_as_inf(e)
+            return self.expr(e)
+        finally:
+            self.ctx_spelling, self.waiting = saved
+
+    def _waiting_count(self, e: M.Expr) -> bool:
+        """Is `e` the sum of `queued(P)` over exactly the pools an engine admits?"""
+        if not self.waiting:
+            return False
+        terms = []
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if type(x) is M.EBinary and x.op == "Add":
+                stack += [x.lhs, x.rhs]
+            elif type(x) is M.EQuery and x.query == "Queued":
+                idx = x.ref.index
+                if idx is None:
+                    terms.append(x.ref.base)
+                elif type(idx) is M.ENum:
+                    terms.append(x.ref.base + int(idx.value))
+                else:
+                    return False
+            else:
+                return False
+        return sorted(terms) == sorted(self.waiting)
 
     def ref(self, ref: M.Ref, kind: str) -> str:
         decls = self.p.pools if kind == "pool" else self.p.stages
@@ -83,13 +130,15 @@ class Namer:
 
     def _e(self, e: M.Expr) -> tuple[str, int]:
         t = type(e)
+        if (t is M.EBinary or t is M.EQuery) and self._waiting_count(e):
+            return "waiting.count", 8
         if t is M.ENum:
             s = num(e.value)
             return s, (8 if not s.startswith("-") else 6)
         if t is M.EAttr:
             return self.attr(e.slot), 8
         if t is M.ECtx:
-            return CTX_SPELLING.get(e.var, e.var.lower()), 8
+            return self.ctx_spelling.get(e.var, e.var.lower()), 8
         if t is M.ESample:
             return f"~{e.dist.lower()}({', '.join(self.expr(a) for a in e.args)})", 8
         if t is M.EReg:
@@ -134,9 +183,49 @@ class Namer:
         return "!" + (s if p >= 6 else f"({s})")
 
 
+def _no_cap_as_inf(e: M.Expr) -> M.Expr:
+    """A chunk as the source writes it: the kernel's 0 (no cap) is `inf`."""
+    if type(e) is M.ENum and e.value == 0:
+        return M.ENum(math.inf)
+    if type(e) is M.ECond:
+        return M.ECond(e.cond, _no_cap_as_inf(e.then), _no_cap_as_inf(e.other))
+    return e
+
+
 def elide(s: str, n: int) -> str:
-    """At most ``n`` characters; a cut string ends with an ellipsis."""
+    """At most ``n`` characters; a cut string ends with an ellipsis (for an
+    element's id-like short name only: a label is wrapped, never cut)."""
     return s if len(s) <= n else s[: max(1, n - 1)].rstrip() + "…"
+
+
+def wrap(s: str, n: int) -> list[str]:
+    """``s`` in lines of at most ``n`` characters, broken at spaces (a word
+    longer than ``n`` stands alone on its line): nothing is cut off."""
+    words = s.split(" ")
+    out: list[str] = []
+    cur = ""
+    for w in words:
+        if not cur:
+            cur = w
+        elif len(cur) + 1 + len(w) <= n:
+            cur += " " + w
+        else:
+            out.append(cur)
+            cur = "  " + w
+    out.append(cur)
+    return out
+
+
+def wrap_lines(lines: list, n: int = 36) -> list:
+    """Every ``(text, style)`` line longer than ``n`` characters wrapped into
+    several of that style, continuations indented."""
+    out = []
+    for text, style in lines:
+        if len(text) <= n:
+            out.append((text, style))
+        else:
+            out.extend((t, style) for t in wrap(text, n))
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -5,7 +5,11 @@
   variant with no fields is its tag as a string (``"Turn"``, ``"Lru"``); a
   variant with one field is ``{"Tag": value}``.
 * Other records are objects with their field names; ``None`` fields and
-  empty defaults are written too, so the file says every value.
+  empty defaults are written too, so the file says every value -- except a
+  field added after a program could be written without it (metadata
+  ``omit_default``: a pool's ``shared``, a session's ``at`` and
+  ``content``), which is left out when it has its default, so a program that
+  does not use it serialises byte for byte as before.
 * JSON has no infinity: ``inf`` and ``-inf`` are the strings ``"inf"`` and
   ``"-inf"`` wherever a number is expected.
 * Keys are sorted and the text ends with a newline, so that a committed IR
@@ -30,13 +34,13 @@ _UNIONS = {
     "Expr": (M.ENum, M.EAttr, M.ECtx, M.ESample, M.EReg, M.EFn, M.EQuery, M.EPrice, M.EUnary,
              M.EBinary, M.ECond, M.EAgg, M.ECost),
     "Stmt": (M.STurn, M.SSet, M.SObserve, M.SHold, M.SGrow, M.SDrop, M.SRelease, M.SLoad, M.SRun,
-             M.SBranch, M.SLoop, M.SWhile, M.SChoose, M.SEnd, M.SFork, M.SJoin),
+             M.SBranch, M.SLoop, M.SWhile, M.SChoose, M.SEnd, M.SFork, M.SJoin, M.SContent),
     "Evict": (M.EvictLru, M.EvictBy),
     "Preempt": (M.PreemptNone, M.PreemptBy),
     "StageKind": (M.KFifo, M.KPs, M.KDelay, M.KStep),
     "Serve": (M.ServeBy, M.ServeExclusivePrefill),
     "Iter": (M.IServe, M.IAdmit, M.IBranch, M.ISet),
-    "Arrival": (M.APoisson, M.ARenewal, M.AClosed, M.ABatch, M.ASessions, M.ANone),
+    "Arrival": (M.APoisson, M.ARenewal, M.AClosed, M.ABatch, M.ASessions, M.ANone, M.ATrace),
     "ClaimKind": (M.CEvery, M.CSome, M.CAtEnd),
 }
 
@@ -100,6 +104,8 @@ def to_data(obj: Any) -> Any:
         record = {}
         for f in fields:
             v = getattr(obj, f.name)
+            if f.metadata.get("omit_default") and v == f.default:
+                continue
             if hints[f.name] is float and isinstance(v, (int, float)) and not isinstance(v, bool):
                 record[f.name] = _num(float(v))
             else:

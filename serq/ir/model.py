@@ -25,6 +25,11 @@ from typing import Optional, Union
 
 IR_VERSION = 1
 
+# A field with this metadata is left out of the JSON when it has its default
+# (serq.ir.codec), so that a program that does not use what it says serialises
+# as it did before the field existed.
+OMIT_DEFAULT = {"omit_default": True}
+
 # ---------------------------------------------------------------------------
 # Built-in attributes occupy the first slots of every program, in this order.
 BUILTIN_ATTRS = ("serial", "turn_no", "cached", "computed", "new", "out", "think", "more", "forced")
@@ -299,8 +304,16 @@ class SJoin:
     pass
 
 
+@dataclass(frozen=True)
+class SContent:
+    """`content (id, n);`: the session's tokens continue with `n` tokens of
+    the shared content `id` (token k of it is the pair (id, k))."""
+    id: Expr
+    len: Expr
+
+
 Stmt = Union[STurn, SSet, SObserve, SHold, SGrow, SDrop, SRelease, SLoad, SRun, SBranch, SLoop,
-             SWhile, SChoose, SEnd, SFork, SJoin]
+             SWhile, SChoose, SEnd, SFork, SJoin, SContent]
 
 SIDES = ("client", "server")
 
@@ -358,6 +371,9 @@ class Pool:
     admit_via: Optional[int]  # the step stage that admits this pool's queue
     reserve_held: bool
     loc: Optional[Loc] = None
+    # `cache shared;`: the cache is content-addressed (block by block, by the
+    # tokens and the blocks before them) and shared by every session
+    shared: bool = field(default=False, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -459,6 +475,11 @@ class ABatch:
 class SessionSpec:
     attrs: tuple[tuple[int, float], ...]
     turns: Optional[tuple[tuple[tuple[int, float], ...], ...]] = None
+    # the session's arrival time (0 when absent)
+    at: float = field(default=0.0, metadata=OMIT_DEFAULT)
+    # what its tokens are: segments [id, tokens] from position 0, in order;
+    # every later token is the session's own
+    content: tuple[tuple[float, float], ...] = field(default=(), metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -471,8 +492,15 @@ class ANone:
     pass
 
 
-Arrival = Union[APoisson, ARenewal, AClosed, ABatch, ASessions, ANone]
-OPEN_ARRIVALS = (APoisson, ARenewal)
+@dataclass(frozen=True)
+class ATrace:
+    """`arrive trace(scale);`: one session per row of a timestamped trace
+    (Mooncake's JSONL), arriving at `scale` times the row's timestamp."""
+    scale: float
+
+
+Arrival = Union[APoisson, ARenewal, AClosed, ABatch, ASessions, ANone, ATrace]
+OPEN_ARRIVALS = (APoisson, ARenewal, ATrace)
 MAX_SESSIONS = 1_000_000
 
 

@@ -96,3 +96,84 @@ def inline_trace(p: M.Program) -> M.Program:
         spec_turns = tuple(turn_attrs(t, k + 1 < len(turns)) for k, t in enumerate(turns))
         sessions.append(M.SessionSpec(attrs=(), turns=spec_turns))
     return dataclasses.replace(p, arrival=M.ASessions(tuple(sessions)), trace=None, trace_ordered=False)
+
+
+# ---------------------------------------------------------------------------
+# Mooncake's timestamped traces (FAST'25 release): one JSON object a line,
+# {"timestamp": ms, "input_length": n, "output_length": o, "hash_ids": [...]},
+# hash_ids[j] naming the prompt's tokens j·512 … (j+1)·512 − 1 (the last
+# block partial); equal ids mean equal tokens.
+
+MOONCAKE_BLOCK = 512
+MOONCAKE_KEYS = ("timestamp", "input_length", "output_length", "hash_ids")
+
+
+@dataclass(frozen=True)
+class MooncakeRow:
+    timestamp: int
+    input_length: int
+    output_length: int
+    hash_ids: tuple[int, ...]
+
+    def content(self) -> tuple[tuple[float, float], ...]:
+        """The prompt as content segments: token k is (hash_ids[k // 512], k % 512)."""
+        n = self.input_length
+        last = len(self.hash_ids) - 1
+        return tuple((float(h), float(MOONCAKE_BLOCK if j < last else n - MOONCAKE_BLOCK * last))
+                     for j, h in enumerate(self.hash_ids))
+
+
+def is_mooncake(path: str) -> bool:
+    return path.endswith(".jsonl")
+
+
+def read_mooncake(path: str, first: int = 0, count: int = None) -> list[MooncakeRow]:
+    """Rows first … first + count − 1 of a Mooncake trace (all from `first`
+    when count is None); every row is checked, timestamps must not decrease."""
+    import json
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        raise SerqError(Diagnostic("E294", f"cannot read trace {path}: {e.strerror}"))
+    rows = []
+    last_ts = None
+    with f:
+        for line_no, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            i = line_no - 1
+            if i < first:
+                continue
+            if count is not None and len(rows) >= count:
+                break
+
+            def bad(msg, _n=line_no):
+                raise SerqError(Diagnostic("E294", f"{path}:{_n}: {msg}",
+                                           help="a Mooncake trace has one JSON object a line: "
+                                                '{"timestamp", "input_length", "output_length", "hash_ids"}'))
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                bad(f"not JSON: {e.msg}")
+            if not isinstance(obj, dict) or set(obj) != set(MOONCAKE_KEYS):
+                bad(f"the fields are {', '.join(sorted(obj))}, not {', '.join(MOONCAKE_KEYS)}"
+                    if isinstance(obj, dict) else "not a JSON object")
+            vals = [obj[k] for k in MOONCAKE_KEYS[:3]]
+            for k, v in zip(MOONCAKE_KEYS, vals):
+                if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k != "timestamp" else 0):
+                    bad(f"`{k}` is {json.dumps(v)}: a whole number ≥ {1 if k != 'timestamp' else 0}")
+            ts, n, o = vals
+            ids = obj["hash_ids"]
+            if not isinstance(ids, list) or any(isinstance(h, bool) or not isinstance(h, int) or h < 0
+                                                for h in ids):
+                bad("`hash_ids` is a list of whole numbers ≥ 0")
+            if len(ids) != -(-n // MOONCAKE_BLOCK):
+                bad(f"{len(ids)} hash ids for {n} input tokens: one per {MOONCAKE_BLOCK} tokens "
+                    f"({-(-n // MOONCAKE_BLOCK)})")
+            if last_ts is not None and ts < last_ts:
+                bad(f"the timestamp {ts} is before the previous row's {last_ts}")
+            last_ts = ts
+            rows.append(MooncakeRow(ts, n, o, tuple(ids)))
+    if not rows:
+        raise SerqError(Diagnostic("E294", f"{path}: no rows" + (f" from line {first + 1}" if first else "")))
+    return rows

@@ -371,6 +371,12 @@ class Checker:
                 self.problem("E403", f"pool `{label}`: cap must be a number ≥ 0")
             if pool.block is not None and not (pool.block > 0 and math.isfinite(pool.block)):
                 self.problem("E403", f"pool `{label}`: block must be positive and finite")
+            if pool.shared:
+                self.check_shared(pool, label)
+            if pool.spill is not None and 0 <= pool.spill.to.base < len(p.pools) and \
+                    p.pools[pool.spill.to.base].shared:
+                self.problem("E291", f"pool `{label}` spills into a content-addressed pool: a spilled prefix "
+                             "is a session's entry, which a content-addressed pool does not keep")
             regs = frozenset()
             if pool.admit_via is not None:
                 if not (0 <= pool.admit_via < len(p.stages)) or \
@@ -474,8 +480,35 @@ class Checker:
                     for slot, _v in turn:
                         if not (0 <= slot < len(p.attrs)):
                             self.problem("E910", f"session turn attribute slot {slot} out of range")
+                if not (s.at >= 0 and math.isfinite(s.at)):
+                    self.problem("E404", f"a session's arrival time is {_fmt(s.at)}: finite and ≥ 0")
+                for cid, n in s.content:
+                    if not all(v >= 0 and math.isfinite(v) and v == math.floor(v) for v in (cid, n)):
+                        self.problem("E292", f"a session's content segment [{_fmt(cid)}, {_fmt(n)}]: "
+                                     "an id and a length are whole numbers ≥ 0")
+        elif type(a) is M.ATrace:
+            if not (a.scale > 0 and math.isfinite(a.scale)):
+                self.problem("E293", f"`arrive trace`: the scale {_fmt(a.scale)} must be positive and finite")
+            if p.trace is None or not p.trace.endswith(".jsonl") or not p.trace_ordered:
+                self.problem("E293", "`arrive trace` reads the rows of an ordered Mooncake trace "
+                             "(`trace \"FILE.jsonl\" ordered;`)")
         if p.share not in (None, "MaxMin", "Bottleneck"):
             self.problem("E910", f"unknown share {p.share!r}")
+
+    def check_shared(self, pool: M.Pool, label: str) -> None:
+        """A content-addressed pool (`cache shared;`) names whole blocks of
+        tokens and evicts in its free queue's order (serq/sim/prefix.py)."""
+        if pool.block is None or pool.block != math.floor(pool.block):
+            self.problem("E290", f"pool `{label}` is content-addressed (`cache shared;`): it needs a "
+                         "block of a whole number of tokens", help="say `block bs;` with bs whole")
+        if type(pool.evict) is not M.EvictLru or pool.spill is not None:
+            self.problem("E291", f"pool `{label}` is content-addressed (`cache shared;`): it evicts the "
+                         "least recently freed block first (`evict lru;`) and does not spill")
+
+    def check_content(self, e: M.Expr, what: str) -> None:
+        v = const_value(e)
+        if v is not None and not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
+            self.problem("E292", f"`content`: {what} is {_fmt(v)}: a whole number ≥ 0", e)
 
     def check_iter(self, body: tuple, stage: int, regs: frozenset) -> None:
         for it in body:
@@ -633,6 +666,11 @@ class Checker:
                 self.first_fork = (s, self.cur_loc)
             if in_fork:
                 self.problem("E715", "a leg (fork) may not join")
+        elif t is M.SContent:
+            self.check_expr(s.id, S)
+            self.check_expr(s.len, S)
+            self.check_content(s.id, "the id")
+            self.check_content(s.len, "the length")
 
     def ref_name(self, ref: M.Ref, kind: str) -> str:
         decls = self.p.pools if kind == "pool" else self.p.stages

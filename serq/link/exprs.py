@@ -226,13 +226,16 @@ class ExprMixin:
             if not pools:
                 return self.num(0, span)
             out = None
+            me = eng.base + (env.member if eng.count > 1 else 0)
             for base, count in pools:
                 for k in range(count):
+                    if self.pools_meta[base + k].admit_via != me:
+                        continue  # a member of an engine family counts the queues it admits
                     q = self.mk(M.EQuery("Queued", M.Ref(base, count,
                                                            None if count == 1 and self.pools_meta[base].index is None
                                                            else self.num(k, span))), span)
                     out = q if out is None else self.mk(M.EBinary("Add", out, q), span)
-            return out
+            return out if out is not None else self.num(0, span)
         if env.clause not in C.ENGINE_CLAUSES and env.clause != "sched_only" and env.engine is None:
             if env.clause == "claim_iter":
                 bare = {v: k for k, v in C.CTX_BARE.items() if k in C.CLAIM_ONLY}.get(table[attr])

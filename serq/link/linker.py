@@ -68,6 +68,7 @@ class PoolMeta:
     reserve_held: bool = False
     loc: Optional[M.Loc] = None
     decl: Optional[A.PoolDecl] = None
+    shared: bool = False
 
 
 @dataclass
@@ -331,11 +332,14 @@ class Linker(ExprMixin):
             self.inputs[input_name] = item.name
             if input_name in self.sets:
                 text = self.sets[input_name]
-                try:
-                    sexpr = parse_expr(text, f"--set {input_name}")
-                except SerqError as err:
-                    self.diag.items.extend(err.diagnostics)
-                    raise LinkAbort()
+                if isinstance(text, A.Node):
+                    sexpr = text   # an instance file's value, with its own location
+                else:
+                    try:
+                        sexpr = parse_expr(text, f"--set {input_name}")
+                    except SerqError as err:
+                        self.diag.items.extend(err.diagnostics)
+                        raise LinkAbort()
                 value, deps = self.const_expr(sexpr, env)
             else:
                 value, deps = self.const_expr(e.args[1], env)
@@ -375,9 +379,12 @@ class Linker(ExprMixin):
                                            f'{fmt(c.value)});` (with `use "std/args";`)')
             else:
                 hint = did_you_mean(name, self.inputs)
-                self.diag.add("E251", f"--set {name}: the program declares no input `{name}`",
-                              None, help=hint or ("its inputs are " + ", ".join(sorted(self.inputs))
-                                                  if self.inputs else "the program declares no inputs"))
+                value = self.sets[name]
+                at = value.span if isinstance(value, A.Node) else None
+                self.diag.add("E251", (f"`{name}`" if at is not None else f"--set {name}") +
+                              f": the program declares no input `{name}`",
+                              at, help=hint or ("its inputs are " + ", ".join(sorted(self.inputs))
+                                                if self.inputs else "the program declares no inputs"))
 
     # ================================================================ names
     def declare(self, name: str, kind: str, span: Span):
@@ -705,6 +712,8 @@ class Linker(ExprMixin):
                     pm.queue = tuple(self.expr(k, Env(clause="queue_key")) for k in o.exprs)
                 elif o.kind == "reserve_held":
                     pm.reserve_held = True
+                elif o.kind == "cache_shared":
+                    pm.shared = True
                 elif o.kind == "spill":
                     to = self.ref_of(o.refs[0], Env(clause="spill"), "pool")
                     via = self.ref_of(o.refs[1], Env(clause="spill"), "stage")
@@ -1097,6 +1106,13 @@ class Linker(ExprMixin):
                 pass
         if self.settings.get("trace"):
             self.trace = self.settings["trace"]
+        if type(self.arrival) is M.ATrace and not (self.trace or "").endswith(".jsonl"):
+            self.diag.add("E293", "`arrive trace(…)` reads its arrival times from a timestamped trace",
+                          next(w.span for w in wl.items if isinstance(w, A.WArrive)),
+                          help='name a Mooncake trace (`timestamp,input_length,output_length,hash_ids`, '
+                               'one JSON object a line): `trace "FILE.jsonl";`')
+        if type(self.arrival) is M.ATrace:
+            self.trace_ordered = True     # row i is session i
         self.server_ast = server_block
         if session_stmts is None:
             stmts = [A.Turn(wl_span)] if wl is not None else []
@@ -1132,6 +1148,11 @@ class Linker(ExprMixin):
         if k == "renewal":
             return M.ARenewal(self.expr(w.expr, Env(clause="arrival")))
         v, _ = self.const_expr(w.expr, Env(clause="const"))
+        if k == "trace":
+            if not (v > 0 and math.isfinite(v)):
+                self.fail("E293", f"`arrive trace(scale)`: the scale of the trace's timestamps is "
+                          f"positive and finite, not {fmt(v)}", w.expr.span)
+            return M.ATrace(v)
         if k == "poisson":
             if not (v > 0 and math.isfinite(v)):
                 self.fail("E404", f"a poisson rate is positive and finite, not {fmt(v)}", w.expr.span)
@@ -1247,6 +1268,9 @@ class Linker(ExprMixin):
             ref = self.ref_of(s.ref, S, "pool")
             queues.check_pool(self, ref, s.ref.span, env, "drop")
             self.emit(out, M.SDrop(ref), s.span, side)
+            return
+        if t is A.Content:
+            self.emit(out, M.SContent(self.expr(s.id, S), self.expr(s.n, S)), s.span, side)
             return
         if t is A.Release:
             ref = self.ref_of(s.ref, S, "pool")
@@ -1689,7 +1713,8 @@ class Linker(ExprMixin):
 
     def build(self) -> M.Program:
         pools = tuple(M.Pool(pm.name, pm.index, pm.cap, pm.block, pm.evict, pm.preempt, pm.queue,
-                             pm.spill, pm.admit_via, pm.reserve_held, pm.loc) for pm in self.pools_meta)
+                             pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared)
+                      for pm in self.pools_meta)
         stages = []
         for sm in self.stages_meta:
             kind = sm.kind

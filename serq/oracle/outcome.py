@@ -26,13 +26,32 @@ def _by_session(report, name: str) -> dict:
     return out
 
 
-def scenario_outcome(report, program: M.Program) -> dict:
+def scenario_outcome(report, program: M.Program, kv: str = "kv") -> dict:
     n = len(program.arrival.sessions) if type(program.arrival) is M.ASessions else 0
     first = _by_session(report, "first")
     done = _by_session(report, "done")
     out_first = {str(i): _int(first[i][0][1]) for i in range(n) if i in first}
     out_done = {str(i): _int(done[i][0][1]) for i in range(n) if i in done}
-    kv = next((p for p in report.data()["pools"] if p["name"] == "kv"), None)
+    return _outcome(report, out_first, out_done, kv)
+
+
+def client_outcome(report, program: M.Program, kv: str) -> dict:
+    """The same from what the client saw (a run with ``client_log``): request
+    i's first token and its answer, for a program that observes neither."""
+    n = len(program.arrival.sessions) if type(program.arrival) is M.ASessions else 0
+    out_first, out_done = {}, {}
+    for sid, first, answered in report.client_log:
+        if sid < n and str(sid) not in out_done:
+            if first is not None:
+                out_first[str(sid)] = _int(first)
+            out_done[str(sid)] = _int(answered)
+    order = [str(i) for i in range(n)]
+    return _outcome(report, {i: out_first[i] for i in order if i in out_first},
+                    {i: out_done[i] for i in order if i in out_done}, kv)
+
+
+def _outcome(report, out_first: dict, out_done: dict, kv: str) -> dict:
+    kv = next((p for p in report.data()["pools"] if p["name"] == kv), None)
     pre = kv["preemptions"] if kv else 0
     steps = (max(out_done.values()) + 1) if out_done else 0
     return {"first": out_first, "done": out_done, "preemptions": pre, "steps": steps}
@@ -61,21 +80,30 @@ def strip(vllm_out: dict) -> dict:
     return {k: v for k, v in vllm_out.items() if k not in ("vllm", "log")}
 
 
+def diff_rows(ours: list, theirs: list, key, name, fields=("sent", "first", "last", "cached")) -> list[str]:
+    """The fields where two lists of per-request rows differ, the rows paired
+    by ``key(row)`` and named by ``name(key)``."""
+    out = []
+    a = {key(r): r for r in ours}
+    b = {key(r): r for r in theirs}
+    for k in sorted(set(a) | set(b)):
+        ra, rb = a.get(k), b.get(k)
+        if ra is None or rb is None:
+            out.append(f"{name(k)}: only {'vLLM' if ra is None else 'serQ'} has it")
+            continue
+        for f in fields:
+            if ra.get(f) != rb.get(f):
+                out.append(f"{name(k)}: {f} serQ {ra.get(f)} vLLM {rb.get(f)}")
+    return out
+
+
 def diff(ours: dict, theirs: dict) -> list[str]:
     """The fields where two outcomes differ, in words (empty: they agree)."""
     out = []
     theirs = strip(theirs)
     if "requests" in theirs:
-        a = {(r["session"], r["turn"]): r for r in ours.get("requests", [])}
-        b = {(r["session"], r["turn"]): r for r in theirs["requests"]}
-        for key in sorted(set(a) | set(b)):
-            ra, rb = a.get(key), b.get(key)
-            if ra is None or rb is None:
-                out.append(f"session {key[0]} turn {key[1]}: only {'vLLM' if ra is None else 'serQ'} has it")
-                continue
-            for f in ("sent", "first", "last", "cached"):
-                if ra.get(f) != rb.get(f):
-                    out.append(f"session {key[0]} turn {key[1]}: {f} serQ {ra.get(f)} vLLM {rb.get(f)}")
+        out += diff_rows(ours.get("requests", []), theirs["requests"], lambda r: (r["session"], r["turn"]),
+                         lambda k: f"session {k[0]} turn {k[1]}")
     else:
         for f in ("first", "done"):
             for i in sorted(set(ours.get(f, {})) | set(theirs.get(f, {})), key=int):

@@ -81,6 +81,10 @@ def check(s, where: str = "scenario") -> None:
                     f"{e['block_size']}) and {side} has {e['num_blocks']}: it could never run")
 
 
+def program(s: dict) -> str:
+    return PROGRAM
+
+
 def inputs(s: dict) -> dict:
     """The program's inputs (`--set`) for a scenario."""
     out = {"proxy_delay": str(s["proxy_delay"])}

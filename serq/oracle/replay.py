@@ -1,6 +1,12 @@
 """A prefix-cache trace (`tools/oracle/traces/NAME.json`) as a program:
 `examples/replay/vllm_replay.sq` on the step clock, its engine as inputs and
-its sessions, with their turns, as explicit sessions."""
+its sessions, with their turns, as explicit sessions.
+
+A session may start with a shared prompt (`"prefix": {"id", "tokens"}`, the
+first tokens of its first prompt): its content is then that segment, and the
+program's KV pool is content-addressed (`cache shared;`, IR `shared`), since
+per-session cache entries cannot share a prompt across sessions.  A trace
+without one compiles to the program as written."""
 
 from __future__ import annotations
 
@@ -12,6 +18,11 @@ from ..ir.trace import TraceTurn, turn_attrs
 from .scenario import read_json
 
 PROGRAM = "examples/replay/vllm_replay.sq"
+
+
+def program(t: dict) -> str:
+    """The program a trace runs: always PROGRAM."""
+    return PROGRAM
 KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions"}
 
 
@@ -25,7 +36,8 @@ def check(t: dict, where: str) -> None:
     def bad(msg):
         raise SerqError(Diagnostic("E951", f"{where}: {msg}",
                                    help='a trace is {"budget", "max_seqs", "block_size", "num_blocks", '
-                                        '"chunk", "sessions": [{"arrive", "turns": [{"new", "out", "think"}]}]}'))
+                                        '"chunk", "sessions": [{"arrive", "prefix", '
+                                        '"turns": [{"new", "out", "think"}]}]}'))
     if not isinstance(t, dict) or set(t) - KEYS:
         bad("unknown key" if isinstance(t, dict) else "a trace is a JSON object")
     for k in ("budget", "max_seqs", "block_size", "num_blocks"):
@@ -38,6 +50,13 @@ def check(t: dict, where: str) -> None:
         turns = s.get("turns") if isinstance(s, dict) else None
         if not isinstance(turns, list) or not turns:
             bad(f"session {i}: 'turns' must be a non-empty list")
+        pre = s.get("prefix")
+        if pre is not None and not (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and
+                                    all(isinstance(pre[k], int) and not isinstance(pre[k], bool)
+                                        for k in pre) and pre["id"] >= 0 and
+                                    1 <= pre["tokens"] <= (turns[0].get("new") or 0)):
+            bad(f"session {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the tokens at most "
+                "turn 0's new")
         for k, turn in enumerate(turns):
             for key in ("new", "out"):
                 lo = 0 if (key == "new" and k > 0) else 1
@@ -63,9 +82,15 @@ def with_sessions(p: M.Program, t: dict) -> M.Program:
     specs = []
     for s in t["sessions"]:
         turns = s["turns"]
+        pre = s.get("prefix")
         specs.append(M.SessionSpec(
             attrs=((arrive, float(s.get("arrive", 0))),),
             turns=tuple(turn_attrs(TraceTurn(float(x["new"]), float(x["out"]), float(x.get("think", 0)),
                                              float(x.get("forced", 0))), k + 1 < len(turns))
-                        for k, x in enumerate(turns))))
-    return dataclasses.replace(p, arrival=M.ASessions(tuple(specs)), trace=None, trace_ordered=False)
+                        for k, x in enumerate(turns)),
+            content=() if pre is None else ((float(pre["id"]), float(pre["tokens"])),)))
+    pools = p.pools
+    if any("prefix" in s for s in t["sessions"]):
+        pools = tuple(dataclasses.replace(x, shared=True) if x.name == "kv" else x for x in pools)
+    return dataclasses.replace(p, arrival=M.ASessions(tuple(specs)), trace=None, trace_ordered=False,
+                               pools=pools)

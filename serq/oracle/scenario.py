@@ -12,7 +12,11 @@ from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_request.sq")
-KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching", "requests"}
+# the program of each scheduling policy (SchedulerConfig.policy)
+PROGRAMS = {"fcfs": PROGRAM, "priority": os.path.join("examples", "oracle", "vllm_request_priority.sq")}
+KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive", "prefix_caching", "policy",
+        "requests"}
+REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
 
 
 def read_json(path: str, what: str):
@@ -36,7 +40,8 @@ def check(s: dict, where: str = "scenario") -> None:
     def bad(msg):
         raise SerqError(Diagnostic("E951", f"{where}: {msg}",
                                    help='a scenario is {"budget", "max_seqs", "block_size", "num_blocks", '
-                                        '"chunk", "prefix_caching", "requests": [{"prompt", "out", "arrive"}]}'))
+                                        '"chunk", "adaptive", "prefix_caching", "policy", '
+                                        '"requests": [{"prompt", "out", "arrive", "priority"}]}'))
     if not isinstance(s, dict):
         bad("a scenario is a JSON object")
     unknown = set(s) - KEYS
@@ -49,18 +54,32 @@ def check(s: dict, where: str = "scenario") -> None:
     c = s.get("chunk", 0)
     if not isinstance(c, int) or isinstance(c, bool) or c < 0:
         bad("'chunk' must be a whole number ≥ 0 (0: no cap)")
-    if not isinstance(s.get("prefix_caching", False), bool):
-        bad("'prefix_caching' must be true or false")
+    for k in ("prefix_caching", "adaptive"):
+        if not isinstance(s.get(k, False), bool):
+            bad(f"{k!r} must be true or false")
+    if s.get("policy", "fcfs") not in PROGRAMS:
+        bad(f"'policy' must be one of {', '.join(repr(k) for k in PROGRAMS)}")
     reqs = s.get("requests")
     if not isinstance(reqs, list) or not reqs:
         bad("'requests' must be a non-empty list")
     for i, r in enumerate(reqs):
-        if not isinstance(r, dict) or set(r) - {"prompt", "out", "arrive"}:
-            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\"}}")
+        if not isinstance(r, dict) or set(r) - REQUEST_KEYS:
+            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\", \"priority\"}}")
         for k, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
             v = r.get(k, 0 if k == "arrive" else None)
             if not isinstance(v, int) or isinstance(v, bool) or v < lo:
                 bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
+        v = r.get("priority", 0)
+        if not isinstance(v, int) or isinstance(v, bool):
+            bad(f"request {i}: 'priority' must be an integer (lower is served first)")
+
+
+def program(s: dict) -> str:
+    """The oracle program of the scenario's policy, relative to the repository."""
+    if s.get("adaptive", False):
+        raise SerqError(Diagnostic("E951", "the oracle's programs have no adaptive long-prefill threshold",
+                                   help="give a program whose engine has it: --program PROG.sq"))
+    return PROGRAMS[s.get("policy", "fcfs")]
 
 
 def inputs(s: dict) -> dict:
@@ -78,10 +97,18 @@ def horizon(s: dict) -> float:
     return float(max(r.get("arrive", 0) for r in reqs) + 4 * work + 64)
 
 
-def with_sessions(p: M.Program, s: dict) -> M.Program:
-    """The compiled program with the scenario's requests as explicit sessions."""
-    slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
-    sessions = tuple(M.SessionSpec(attrs=((slot["prompt"], float(r["prompt"])), (slot["o"], float(r["out"])),
-                                          (slot["arrive"], float(r.get("arrive", 0)))))
-                     for r in s["requests"])
+NAMES = {"prompt": "prompt", "out": "o", "arrive": "arrive", "priority": "priority"}
+
+
+def with_sessions(p: M.Program, s: dict, names: dict = NAMES) -> M.Program:
+    """The compiled program with the scenario's requests as explicit sessions
+    (``names``: the attribute each request field presets)."""
+    slot = {n: p.attrs.index(names[k]) for k, n in (("prompt", "prompt"), ("out", "o"), ("arrive", "arrive"))}
+    prio = p.attrs.index(names["priority"]) if names.get("priority") in p.attrs else None
+
+    def attrs(r):
+        a = ((slot["prompt"], float(r["prompt"])), (slot["o"], float(r["out"])),
+             (slot["arrive"], float(r.get("arrive", 0))))
+        return a if prio is None else a + ((prio, float(r.get("priority", 0))),)
+    sessions = tuple(M.SessionSpec(attrs=attrs(r)) for r in s["requests"])
     return dataclasses.replace(p, arrival=M.ASessions(sessions))

@@ -25,7 +25,7 @@ __all__ = ["simulate", "Report", "RunError"]
 
 
 def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
-             step_log: bool = False) -> Report:
+             step_log: bool = False, client_log: bool = False) -> Report:
     """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
     execution settings) and return its report.
 
@@ -33,10 +33,21 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     ``check_hook``: called with the machine after every event has settled
     (for tests: invariants such as ``used + cached <= cap``).
     ``step_log``: keep one record per engine iteration in ``Report.step_log``
-    (``{stage, time, tokens: {session: n}, admitted, preempted, free}``)."""
+    (``{stage, time, tokens: {session: n}, admitted, preempted, free}``).
+    ``client_log``: keep ``(session, first token, answer)`` of every answered
+    turn, in the order they were answered, in ``Report.client_log``; the first
+    token is sampled when the turn's first prefill ends (vLLM keeps it through
+    a preemption: _preempt_request resets num_computed_tokens and keeps the
+    output tokens, scheduler.py:1821-1822), or by its first
+    decode when no prefill ended before it, None for a turn that made none.
+    (The report's ``ttft`` reads the prefill that ended last before the first
+    decode, §What the client sees: the two differ when a request is preempted
+    between its prefill and its first decode.)"""
     from .machine import Sim
-    sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log)
+    sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log,
+              client_log=client_log)
     sim.run()
     report = Report(sim)
     report.step_log = sim.step_log
+    report.client_log = sim.client_log
     return report

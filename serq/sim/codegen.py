@@ -363,6 +363,7 @@ def _answer(g, c):
     g.emit("sess.in_turn = False", 2)
     if not sim.step_stages:    # no output tokens: first and last_pre stay None
         g.emit(f"{resp}.append(now - sess.t_turn)", g.after_warmup(2))
+        _client_log(g, sim)
         return
     g.emit("if sess.first is None and sess.last_pre is not None:", 2)
     g.emit("sess.first = sess.last_pre", 3)
@@ -371,6 +372,14 @@ def _answer(g, c):
     g.emit(f"{resp}.append(now - sess.t_turn)", d)
     g.emit("if sess.first is not None and sess.outs > 0:", d)
     g.emit(f"{tpot}.append((now - sess.first) / sess.outs)", d + 1)
+    _client_log(g, sim)
+
+
+def _client_log(g, sim):
+    """``Sim.answer``'s opt-in record of the turn (written only when asked for)."""
+    if sim.client_log is not None:
+        g.emit(f"{g.bind(sim.client_log, '_cl')}.append((sess.sid, {g.bind(sim.first_pre, '_fp')}"
+               ".pop(sess.sid, sess.first), now))", 2)
 
 
 def _run(g, c):
@@ -799,6 +808,8 @@ def _arrive_lines(g, spec: bool):
             g.emit(f"sess.trace = {corpus}[sid % {len(sim.trace)}]")
         else:
             g.emit(f"sess.trace = {corpus}[{g.bind(sim.trace_rng.randrange, '_pick')}({len(sim.trace)})]")
+        if hasattr(sim.trace[0], "content"):
+            g.emit("sess.content = sess.trace.content")
     if sim.init_block is not None:
         g.emit("try:")
         _wl_block(g, sim.init_block, "sim.init_block", "0", 2)
@@ -810,6 +821,8 @@ def _arrive_lines(g, spec: bool):
         g.emit("a[slot] = v", 3)
         g.emit("if spec.turns is not None:", 2)
         g.emit("sess.preset = spec.turns", 3)
+        if any(s.content for s in sim.arrival.sessions):
+            g.emit("sess.content = spec.content", 2)
     if sim.claims:
         g.emit("sim.check_given(t)")
     g.emit("if sim.ready:")

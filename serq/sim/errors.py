@@ -31,6 +31,7 @@ R012    a ``load`` beyond the hold's allocation
 R013    two indices of one hold name the same pool member
 R014    a trace file cannot be read or is malformed
 R015    a trace session has no further turn
+R020    a `content` statement whose id or length is not a whole number ≥ 0
 ======  ==============================================================
 """
 

@@ -30,9 +30,10 @@ import time as _time
 from collections import deque
 from typing import Optional
 
-from ..diag import Span
+from ..diag import SerqError, Span
 from ..ir import model as M
 from ..ir.expr import is_test
+from ..ir.trace import is_mooncake, read_mooncake
 from . import claims as claims_mod
 from . import codegen
 from . import rng as R
@@ -40,6 +41,7 @@ from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard, is_static
 from .errors import Fault, RunError, fmt_num, fmt_time
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
+from .prefix import SharedPool, add_content
 from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
@@ -50,6 +52,7 @@ NEW, OUT, THINK, MORE, FORCED = 4, 5, 6, 7, 8
 OP_SET, OP_OBS, OP_RUN, OP_HOLD, OP_TURN, OP_ANSWER, OP_BRANCH, OP_LOOP, OP_WHILE = range(9)
 OP_GROW, OP_DROP, OP_RELEASE, OP_LOAD, OP_CHOOSE, OP_END, OP_FORK, OP_JOIN = range(9, 17)
 OP_SEG = 17   # straight statements compiled to one function (serq.sim.codegen)
+OP_CONTENT = 18
 
 F_BLOCK, F_LOOP, F_WHILE, F_HOLD, F_ROOT, F_LEG = range(6)
 
@@ -72,7 +75,7 @@ class CS:
     __slots__ = ("op", "loc", "slot", "f", "obs", "stage_m", "stage_const", "mode", "grow_m", "also_m",
                  "what", "members", "f_units", "f_res", "st_units", "st_res", "f_reuse", "f_cache",
                  "lease_m", "f_lease", "body", "then", "other", "keys", "pool_m", "name", "nres",
-                 "ir", "n", "stmts", "ends", "lines", "locs", "src")
+                 "ir", "n", "stmts", "ends", "lines", "locs", "src", "f_len")
 
     def __init__(self, op, loc):
         self.op = op
@@ -120,6 +123,8 @@ class Session:
     turn_ix = 0
     preset = None
     nlegs = 0
+    content = ()     # what its tokens are (serq.sim.prefix)
+    chains = None
 
     # what __init__ sets, for code that writes the construction out
     # (serq.sim.codegen.construct)
@@ -219,10 +224,13 @@ class Sim:
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
-                 step_log: bool = False):
+                 step_log: bool = False, client_log: bool = False):
         self.program = program
         # opt-in: one record per engine iteration (serq oracle diff)
         self.step_log = [] if step_log else None
+        # opt-in: (session, first token, answer) of every answered turn (serq oracle --program)
+        self.client_log = [] if client_log else None
+        self.first_pre = {}     # with client_log: session -> the end of its turn's first prefill
         self.preempt_log = []
         self.seed = program.seed
         self.horizon = program.horizon
@@ -266,7 +274,7 @@ class Sim:
         self.warmed = False
         self.end_time = None
         # declarations
-        self.pools = [Pool(self, i, p) for i, p in enumerate(program.pools)]
+        self.pools = [(SharedPool if p.shared else Pool)(self, i, p) for i, p in enumerate(program.pools)]
         self.comp = Compiler(self)
         self.stages = []
         shared = set()
@@ -482,6 +490,10 @@ class Sim:
             c.body = self.block(s.body)
         elif t is M.SJoin:
             c = CS(OP_JOIN, loc)
+        elif t is M.SContent:
+            c = CS(OP_CONTENT, loc)
+            c.f = comp.expr(s.id)
+            c.f_len = comp.expr(s.len)
         else:  # pragma: no cover
             raise TypeError(s)
         return c
@@ -812,6 +824,8 @@ class Sim:
                     return
                 elif op == OP_FORK:
                     self.do_fork(t, st)
+                elif op == OP_CONTENT:
+                    add_content(t.sess, st.f(t), st.f_len(t))
                 elif op == OP_JOIN:
                     if t.sess.legs > 0:
                         t.state = S_JOIN
@@ -1015,6 +1029,8 @@ class Sim:
         if sess.first is not None:
             sess.outs += 1.0   # a resumed prefill samples a token
         sess.last_pre = self.now
+        if self.client_log is not None:
+            self.first_pre.setdefault(sess.sid, self.now)
 
     def answer(self, t) -> None:
         sess = t.sess
@@ -1031,6 +1047,8 @@ class Sim:
             self.client["response"].append(now - sess.t_turn)
             if sess.first is not None and sess.outs > 0:
                 self.client["tpot"].append((now - sess.first) / sess.outs)
+        if self.client_log is not None:
+            self.client_log.append((sess.sid, self.first_pre.pop(sess.sid, sess.first), now))
 
     # -- holds -------------------------------------------------------------
     def do_hold(self, t, st, fr, pc, front: bool) -> bool:
@@ -1075,6 +1093,15 @@ class Sim:
             self.finish_session(sess, refused=True)
         t.state = S_ENDED
 
+    def reuse_of(self, t, st):
+        """A hold's `reuse` (None: none, or the hold takes no part in the cache)."""
+        if st.f_cache is None or st.f_reuse is None:
+            return None
+        reuse = st.f_reuse(t)
+        if not (reuse >= 0):
+            check_amount(reuse, "reuse")
+        return reuse
+
     def fits_req(self, req):
         """The header's units and reserves if every pool of the hold has
         room now; None otherwise."""
@@ -1096,7 +1123,10 @@ class Sim:
                     need = round_up(pool.block, u if u >= r else r)
                 else:
                     need = round_up(pool.block, u)
-                if not pool.fits_admission(need):
+                if pool.shared:
+                    if not pool.fits_hold(need, t.sess, u, self.reuse_of(t, st), st.f_cache is not None):
+                        return None
+                elif not pool.fits_admission(need):
                     return None
                 vals.append((u, need))
         except Fault as f:
@@ -1113,14 +1143,10 @@ class Sim:
         self.adm_counter += 1
         hold = HoldInst(t, st, req.pids, self.adm_counter)
         t.adm_seq = self.adm_counter
-        reuse = None
-        if st.f_cache is not None and st.f_reuse is not None:
-            try:
-                reuse = st.f_reuse(t)
-                if not (reuse >= 0):
-                    check_amount(reuse, "reuse")
-            except Fault as f:
-                raise self.session_error(f, t, st.loc) from None
+        try:
+            reuse = self.reuse_of(t, st)
+        except Fault as f:
+            raise self.session_error(f, t, st.loc) from None
         consumed = 0.0
         after = now >= self.warmup
         for i, pid in enumerate(req.pids):
@@ -1129,16 +1155,9 @@ class Sim:
             u, need = vals[i]
             self.alloc_seq += 1
             pa = PoolAlloc(pool, hold, t, self.alloc_seq)
-            c = 0.0
-            if st.f_cache is not None:
-                c = pool.consume(t.sess, reuse)
-                if c > consumed:
-                    consumed = c
-            alloc = round_up(pool.block, u)
-            pool.make_room(alloc)
-            pool.used += alloc
-            pa.alloc = alloc
-            pa.pos = c
+            c = pool.take(pa, t.sess, u, st.f_cache is not None, reuse)
+            if c > consumed:
+                consumed = c
             pa.res = need
             pool.allocs[pa.seq] = pa
             hold.allocs.append(pa)
@@ -1184,12 +1203,7 @@ class Sim:
         pool = pa.pool
         now = self.now
         pool.tick(now)
-        pool.used -= pa.alloc
-        if pool.used < 1e-9 and len(pool.allocs) <= 1:
-            pool.used = 0.0
-        pool.allocs.pop(pa.seq, None)
-        pa.released = True
-        pool.dirty = True
+        keep = None
         if cval is not None:
             comp = pa.pos if (preempt or pa.hold.grown) else pa.alloc
             if comp > pa.alloc:
@@ -1198,8 +1212,9 @@ class Sim:
                 # which the memory invariant's proof relies on)
                 comp = pa.alloc
             keep = round_down(pool.block, cval if cval < comp else comp)
-            if keep > 0:
-                pool.add_entry(pa.thread.sess, keep, now)
+        pool.give_back(pa, keep, now)
+        pa.released = True
+        pool.dirty = True
         if pa.lease and pa.lease_evt is not None:
             pa.lease_evt = None
 
@@ -1265,6 +1280,8 @@ class Sim:
                                 "grow it first")
         pa.pos += n
         pa.hold.grown = True
+        if pa.pool.shared:
+            pa.pool.scheduled(pa, pa.pos)
 
     def do_grow(self, t, st) -> bool:
         pid = st.pool_m(t)
@@ -1309,9 +1326,7 @@ class Sim:
             if pa.released:
                 return GROW_SELF
         pool.tick(self.now)
-        pool.make_room(need)
-        pool.used += need
-        pa.alloc += need
+        pool.grow(pa, need)
         return GROW_OK
 
     def retry_growers(self, pool) -> bool:
@@ -1579,9 +1594,26 @@ class Sim:
                 self.schedule(0.0, self.arrive, None)
         elif t is M.ASessions:
             for spec in a.sessions:
-                self.schedule(0.0, self.arrive, spec)
-        if self.draining is None:
+                self.schedule(spec.at, self.arrive, spec)
+        elif t is M.ATrace:
+            self.trace_arrival_at(0)
+        if self.draining is None and t is not M.ATrace:
             self.open_done = True
+
+    def trace_arrival_at(self, i: int) -> None:
+        """`arrive trace(scale)`: row i arrives at scale × its timestamp."""
+        rows = self.trace
+        if i < len(rows) and (self.draining is None or i < self.draining):
+            nt = self.arrival.scale * rows[i].ts
+            if nt <= self.horizon:
+                self.schedule(nt, self.trace_arrival, i)
+                return
+        self.open_done = True
+
+    def trace_arrival(self, i):
+        self.open_arrivals += 1
+        self.trace_arrival_at(i + 1)
+        self.arrive(None)
 
     def schedule_renewal(self) -> None:
         car = Carrier(self.arr_rng)
@@ -1784,9 +1816,24 @@ def _last_loc(program, b):
     return None
 
 
+class TraceRow(list):
+    """A Mooncake trace's row as a trace session: one turn (input_length,
+    output_length, 0, 0), its prompt's content and its timestamp."""
+
+    def __init__(self, row):
+        super().__init__([(float(row.input_length), float(row.output_length), 0.0, 0.0)])
+        self.content = row.content()
+        self.ts = float(row.timestamp)
+
+
 def load_trace(path: str) -> list:
     """The corpus: per trace session (in the order sessions first appear),
     its turns in turn order as (new, out, think, forced)."""
+    if is_mooncake(path):
+        try:
+            return [TraceRow(r) for r in read_mooncake(path)]
+        except SerqError as e:
+            raise RunError("R014", e.diagnostics[0].message) from None
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))

@@ -60,7 +60,7 @@ class PoolAlloc:
     """One hold's (or lease's) allocation on one pool."""
 
     __slots__ = ("pool", "hold", "alloc", "pos", "res", "seq", "lease", "lease_evt", "thread",
-                 "released", "cache_fn", "cache_carrier")
+                 "released", "cache_fn", "cache_carrier", "blocks", "nnamed")
 
     def __init__(self, pool, hold, thread, seq: int):
         self.pool = pool
@@ -128,6 +128,12 @@ class Grower:
 
 
 class Pool:
+    """A pool whose cache entries are per session (the default); a
+    content-addressed one (`cache shared;`) is serq.sim.prefix.SharedPool,
+    which keeps the calls below."""
+
+    shared = False
+
     def __init__(self, sim, pid: int, decl: M.Pool):
         self.sim = sim
         self.pid = pid
@@ -229,6 +235,40 @@ class Pool:
         if self.reserve_held:
             return self.used + self.outstanding(exclude=pa) + need <= self.cap
         return self.used + need <= self.cap
+
+    # -- a hold's allocation (what machine.py calls) ----------------------------
+    def fits_hold(self, need: float, sess, units: float, reuse, caching: bool) -> bool:
+        return self.fits_admission(need)
+
+    def take(self, pa, sess, units: float, caching: bool, reuse) -> float:
+        """Admit ``pa``: consume the session's prefix (a hold with a cache
+        clause), allocate ``units`` rounded up to blocks; the units consumed."""
+        c = self.consume(sess, reuse) if caching else 0.0
+        alloc = round_up(self.block, units)
+        self.make_room(alloc)
+        self.used += alloc
+        pa.alloc = alloc
+        pa.pos = c
+        return c
+
+    def grow(self, pa, need: float) -> None:
+        self.make_room(need)
+        self.used += need
+        pa.alloc += need
+
+    def scheduled(self, pa, tokens: float) -> None:
+        """An engine schedules the hold's tokens up to ``tokens`` (a
+        content-addressed pool names their blocks)."""
+
+    def give_back(self, pa, keep, now: float) -> None:
+        """Release ``pa``, caching ``keep`` units (None or 0: nothing) as its
+        session's entry."""
+        self.used -= pa.alloc
+        if self.used < 1e-9 and len(self.allocs) <= 1:
+            self.used = 0.0
+        self.allocs.pop(pa.seq, None)
+        if keep:
+            self.add_entry(pa.thread.sess, keep, now)
 
     # -- the queue -------------------------------------------------------------
     def enqueue(self, req: Req) -> None:

@@ -19,7 +19,8 @@ granule) to a prefill, never more than the budget left; a ``growing`` run
 first grows its hold to the position it will reach, preempting per the
 pool's rule; a victim the iteration already served leaves the batch and its
 tokens return to the budget; a grower that preempts itself ends the
-iteration's serving.
+iteration's serving under ``preempt lifo`` and leaves the iteration under any
+other victim order, which goes on serving the requests after it.
 
 Admission (``admit waiting``): the heads of the queues of the pools this
 stage admits, tried in declaration order, one at a time while budget is left;
@@ -60,9 +61,15 @@ class Plan:
         self.pre0 = pre0
         self.admitted = 0
         self.no_admit = False
-        self.ended = False      # a grower preempted itself: no more serving
+        self.ended = False      # a grower preempted itself under lifo: no more serving
         self.it = it
         self.full = False       # exclusive prefill: headers see the full budget
+
+
+def is_lifo(keys) -> bool:
+    """The victim order `preempt lifo` writes: by (-admission)."""
+    return (len(keys) == 1 and type(keys[0]) is M.EUnary and keys[0].op == "Neg"
+            and type(keys[0].arg) is M.ECtx and keys[0].arg.var == "Admission")
 
 
 def _order_key(j):
@@ -416,13 +423,25 @@ class StepStage(Stage):
             if target > pa.alloc:
                 r = self.sim.grow_to(pa, target, j.thread)
                 if r == GROW_SELF:
-                    plan.ended = True
+                    # under `preempt lifo` the serving ends (vLLM's FCFS
+                    # `break`: its victims were running[-1], none is left);
+                    # under another victim order the grower leaves and the
+                    # serving goes on (vLLM's PRIORITY `continue` once the
+                    # request is RequestStatus.PREEMPTED,
+                    # v1/core/sched/scheduler.py:970-994)
+                    if is_lifo(pa.pool.preempt_keys):
+                        plan.ended = True
                     return 0.0
                 if r == GROW_STALL:
                     j.stalled = True
                     return 0.0
                 if not j.alive:
                     return 0.0
+            if pa.pool.shared:
+                # vLLM names a request's full blocks when it allocates them
+                # for the scheduled tokens (`allocate_slots` ends in
+                # `cache_blocks`, kv_cache_manager.py:616-625)
+                pa.pool.scheduled(pa, target)
         j.stalled = False
         j.plan_n = want
         j.served_it = plan.it

@@ -209,6 +209,14 @@ class Release(Node):
 
 
 @dataclass
+class Content(Node):
+    """``content (id, n);``: the session's tokens continue with n tokens of
+    the shared content id."""
+    id: Expr
+    n: Expr
+
+
+@dataclass
 class Load(Node):
     ref: Ref
     expr: Expr
@@ -324,7 +332,7 @@ class RCache(Node):
 
 Stmt = Union[Turn, RequestStmt, SizeDecl, CostDecl, CostRecord, Set, Observe, Hold, Grow, Drop,
              Release, Load, Run, Branch, While, Loop, Fork, Join, Choose, End, Mark, Transfer, Tool,
-             CallStmt, RPrefill, RDecode, RAdmission, RCache]
+             CallStmt, RPrefill, RDecode, RAdmission, RCache, Content]
 
 
 # ---------------------------------------------------------------- declarations
@@ -355,7 +363,7 @@ class Def(Node):
 class Opt(Node):
     """A pool option: ``kind`` one of cap, block, evict_lru, evict_by,
     preempt_none, preempt_lifo, preempt_by, queue_fifo, queue_by,
-    reserve_held, spill, admit_via."""
+    reserve_held, cache_shared, spill, admit_via."""
 
     kind: str
     exprs: list[Expr] = field(default_factory=list)
@@ -613,7 +621,10 @@ class ClaimDecl(Node):
 
 @dataclass
 class RunBlock(Node):
-    pass
+    """`run { horizon 2000; warmup 200; Lambda 0.6; }`: an instance file's
+    execution settings and input values (refused inside a program)."""
+
+    items: list = field(default_factory=list)   # (name, expr, name span)
 
 
 @dataclass

@@ -22,7 +22,7 @@ def _lark() -> lark.Lark:
     with open(_GRAMMAR, encoding="utf-8") as f:
         grammar = f.read()
     return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True,
-                     start=["start", "library", "expr_start"])
+                     start=["start", "library", "expr_start", "instance"])
 
 
 class _Builder(Transformer):
@@ -134,6 +134,7 @@ class _Builder(Transformer):
     opt_preempt_lifo = _opt("preempt_lifo")
     opt_queue_fifo = _opt("queue_fifo")
     opt_reserve_held = _opt("reserve_held")
+    opt_cache_shared = _opt("cache_shared")
 
     @v_args(meta=True)
     def opt_evict_by(self, meta, c):
@@ -429,7 +430,10 @@ class _Builder(Transformer):
 
     @v_args(meta=True)
     def runblock_item(self, meta, c):
-        return A.RunBlock(self.sp(meta))
+        return A.RunBlock(self.sp(meta), [(str(c[i]), c[i + 1], self.tsp(c[i])) for i in range(0, len(c), 2)])
+
+    def instance(self, c):
+        return c[0]
 
     # -- statements --
     @v_args(meta=True)
@@ -509,6 +513,10 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def st_drop(self, meta, c):
         return A.Drop(self.sp(meta), c[0])
+
+    @v_args(meta=True)
+    def st_content(self, meta, c):
+        return A.Content(self.sp(meta), c[0], c[1])
 
     @v_args(meta=True)
     def st_release(self, meta, c):
@@ -814,6 +822,11 @@ def parse(text: str, path: str = "<input>") -> A.Program:
 def parse_library(text: str, path: str) -> A.Program:
     """Parse a library (definitions, constants and imports, no main)."""
     return _parse(text, path, "library")
+
+
+def parse_instance(text: str, path: str) -> A.RunBlock:
+    """Parse an instance file: one `run { NAME value; … }`."""
+    return _parse(text, path, "instance")
 
 
 def parse_expr(text: str, path: str = "<expr>") -> A.Expr:

@@ -198,7 +198,10 @@ def test_subagents_fork_and_replay_loop_show():
 def test_server_statements_are_marked_as_the_servers():
     fig = placed("examples/multi-turn/vllm.sq", "session")
     servers = [c for c in fig.clusters if c.kind == "server"]
-    assert len(servers) == 2  # the server's statements follow each of the two turns
+    assert len(servers) == 1  # the server's statements, copied after each of the two turns, drawn once
+    again = [e for e in fig.edges if " ".join(t.text for t in e.texts) == "answered by the server"]
+    back = [e for e in fig.edges if " ".join(t.text for t in e.texts) == "the answer"]
+    assert len(again) == 1 and len(back) == 1
     for n in fig.nodes:
         if "stmt" not in n.role.split():
             continue
@@ -266,3 +269,22 @@ def test_tikz_compiles_with_pdflatex(example, view, tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:]
     assert (tmp_path / "f.pdf").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("example", ALL)
+@pytest.mark.parametrize("view", VIEWS)
+def test_no_label_is_cut_off(example, view):
+    """A label too long for its box is wrapped onto more lines, never cut."""
+    fig = placed(example, view)
+    for item in list(fig.nodes) + list(fig.clusters) + list(fig.edges):
+        for t in item.texts:
+            assert "…" not in t.text, (example, item.title, t.text)
+
+
+def test_engine_labels_spell_the_engines_own_names():
+    """`waiting.count`, not the queues it sums; `batch.…` in the iteration time;
+    the chunk's no-cap as the source writes it, `inf` (drawn ∞)."""
+    fig = placed("examples/multi-turn/vllm.sq", "deployment")
+    engine = " ".join(t.text.strip() for t in fig.node("st0").texts)
+    assert "chunk running.count + waiting.count > 1 ? 512 : ∞" in engine
+    assert "batch.kv_decode + batch.kv_prefill" in engine and "queued(" not in engine

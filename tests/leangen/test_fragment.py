@@ -99,6 +99,16 @@ CASES = {
                          f"the context variable `waited` at {SRC}:59:3"),
     "queue_key_used": (lambda p: with_pool(p, 1, queue=(M.EQuery("Used", KV),)), f"the observable `used` at {SRC}:59:3"),
     "reserve_held": (lambda p: with_pool(p, 0, reserve_held=True), f"reserve held on pool `kv` at {SRC}:58:3"),
+    "shared_pool": (lambda p: with_pool(p, 0, shared=True),
+                    f"a content-addressed pool `kv` (cache shared; the semantics' cache entries are per session) "
+                    f"at {SRC}:58:3"),
+    "content": (lambda p: insert_stmt(p, 2, M.SContent(N(0.0), N(4.0)), AT),
+                f"content (what a session's tokens are) at {SRC}:70:5"),
+    "trace_arrival": (lambda p: R(p, arrival=M.ATrace(0.001)),
+                      f"sessions that arrive at a trace's timestamps (arrive trace) at {SRC}:67:7"),
+    "session_content": (lambda p: R(p, arrival=M.ASessions((R(p.arrival.sessions[0], content=((0.0, 4.0),)),)
+                                                           + p.arrival.sessions[1:])),
+                        f"an explicit session with an arrival time or content at {SRC}:67:7"),
     "preempt_none": (lambda p: with_pool(p, 0, preempt=M.PreemptNone()),
                      f"the engine's memory `kv` with a preemption other than lifo at {SRC}:58:3"),
     "requeue_tail": (lambda p: with_pool(p, 0, preempt=M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), True)),

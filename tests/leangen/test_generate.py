@@ -122,6 +122,17 @@ def test_outside_the_fragment_stops_and_writes_nothing(tmp_path):
     assert not lean.exists()
 
 
+def test_a_content_addressed_pool_stops_and_writes_nothing(tmp_path):
+    oracle = tmp_oracle(tmp_path, mutate=lambda p: dataclasses.replace(
+        p, pools=(dataclasses.replace(p.pools[0], shared=True),) + p.pools[1:]))
+    lean = tmp_path / "lean"
+    res = run_cli("oracle", "--oracle-dir", oracle, "--lean-dir", str(lean))
+    assert res.returncode == 1
+    assert res.stderr == ("FAIL: outside the Lean fragment: a content-addressed pool `kv` (cache shared; the "
+                          "semantics' cache entries are per session) at examples/oracle/vllm_request.sq:58:3\n")
+    assert not lean.exists()
+
+
 def test_an_oracle_program_has_explicit_sessions(tmp_path):
     """A program whose sessions arrive by a law is inside the fragment (its
     claims are stated over its family) but is no oracle scenario."""

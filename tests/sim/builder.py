@@ -15,6 +15,7 @@ the IR validator accepts them.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from serq.ir import model as M
@@ -162,14 +163,14 @@ class Builder:
 
     # -- declarations ----------------------------------------------------------
     def pool(self, name, cap=INF, block=None, evict=None, preempt=None, queue=None, admit_via=None,
-             reserve_held=False, spill=None, count=None):
+             reserve_held=False, spill=None, count=None, shared=False):
         base = len(self.pools)
         for k in range(count or 1):
             self.pools.append(M.Pool(name, None if count is None else k, float(cap),
                                      None if block is None else float(block),
                                      evict or M.EvictLru(), preempt or M.PreemptNone(),
                                      None if queue is None else tuple(lift(x).e for x in queue),
-                                     spill, admit_via, reserve_held, self.loc()))
+                                     spill, admit_via, reserve_held, self.loc(), shared=shared))
         return M.Ref(base, count or 1, None)
 
     def stage(self, name, kind, count=None):
@@ -193,8 +194,7 @@ class Builder:
 
     def set_admit_via(self, pool_ref, stage_ref):
         p = self.pools[pool_ref.base]
-        self.pools[pool_ref.base] = M.Pool(p.name, p.index, p.cap, p.block, p.evict, p.preempt, p.queue,
-                                           p.spill, stage_ref.base, p.reserve_held, p.loc)
+        self.pools[pool_ref.base] = dataclasses.replace(p, admit_via=stage_ref.base)
 
     def register(self, name, stage_ref, init=0.0):
         self.registers.append(M.Register(name, stage_ref.base, float(init)))
@@ -274,6 +274,9 @@ class Builder:
 
     def join(self, side="server"):
         return (M.SJoin(), side)
+
+    def content(self, cid, n, side="client"):
+        return (M.SContent(lift(cid).e, lift(n).e), side)
 
     # -- the workload ------------------------------------------------------------
     def session(self, items):

@@ -20,6 +20,12 @@ the remaining knobs are drawn freely:
 prefix_caching is true for i % 3 == 2 (a third of the suite); chunk is 0 for
 some scenarios of every flavour but "chunk".
 
+With --policy priority the same scenarios run under vLLM's PRIORITY policy:
+each request also gets an integer priority, drawn from
+random.Random(f"{seed}:{i}:priority") (so the rest of the scenario is the
+FCFS suite's scenario i), from a few values so that ties are common, and the
+files are named pNNN.json.
+
 Every scenario is feasible: each request alone fits the KV cache
 (ceil((prompt + out - 1) / block_size) <= num_blocks), which the oracle
 checks too.
@@ -129,20 +135,39 @@ def pd_generator():
     return mod.generate
 
 
+def with_priorities(sc: dict, seed: int, i: int) -> dict:
+    """Scenario ``sc`` under the PRIORITY policy, its requests' priorities
+    drawn from their own stream (lower is served first, as vLLM orders them)."""
+    rng = random.Random(f"{seed}:{i}:priority")
+    levels = rng.choice([[0, 1], [0, 1, 2], [-1, 0, 3], [0, 0, 1, 5]])
+    out = dict(sc)
+    out["policy"] = "priority"
+    out["requests"] = [dict(r, priority=rng.choice(levels)) for r in sc["requests"]]
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, required=True, help="number of scenarios")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--pd", action="store_true", help="P/D scenarios (pNNN.json)")
+    ap.add_argument("--policy", choices=["fcfs", "priority"], default="fcfs",
+                    help="vLLM's scheduling policy (priority: pNNN.json with request priorities)")
     args = ap.parse_args(argv)
     if args.n < 1 or args.n > 1000:
         ap.error("--n must be in 1..1000")
     os.makedirs(args.out, exist_ok=True)
-    gen, prefix = (pd_generator(), "p") if args.pd else (gen_one, "r")
+    pd_gen = pd_generator() if args.pd else None
     for i in range(args.n):
-        sc = gen(args.seed, i)
-        with open(os.path.join(args.out, f"{prefix}{i:03d}.json"), "w", encoding="utf-8") as f:
+        if args.pd:
+            sc, name = pd_gen(args.seed, i), f"p{i:03d}.json"
+        else:
+            sc = gen_one(args.seed, i)
+            name = f"r{i:03d}.json"
+            if args.policy == "priority":
+                sc, name = with_priorities(sc, args.seed, i), f"p{i:03d}.json"
+        with open(os.path.join(args.out, name), "w", encoding="utf-8") as f:
             f.write(dumps_output(sc, one_line=False) + "\n")
     return 0
 

@@ -208,7 +208,8 @@ def build_scheduler(p: dict, max_model_len: int, engine_id: str | None = None,
     the pull connector: nixl/connector.py:431-432) in that role
     (``kv_producer`` for a prefiller, ``kv_consumer`` for a decoder); the
     scheduler builds the connector's SCHEDULER side
-    (v1/core/sched/scheduler.py:175-203), which is pure Python.
+    (``KVConnectorRole.SCHEDULER``, v1/core/sched/scheduler.py:175-203), which
+    is pure Python.
     Returns (scheduler, block_hasher or None).
     """
     v = _import_vllm()
@@ -232,10 +233,12 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         max_model_len=max_model_len,
     )
     scheduler_config = v.SchedulerConfig(
+        policy=p.get("policy", "fcfs"),
         max_num_seqs=p["max_seqs"],
         max_num_batched_tokens=p["budget"],
         max_model_len=max_model_len,
         long_prefill_token_threshold=p["chunk"],
+        long_prefill_token_threshold_adaptive=p.get("adaptive", False),
         enable_chunked_prefill=True,
         async_scheduling=False,
         is_encoder_decoder=False,
@@ -282,7 +285,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
     assert sched.max_num_running_reqs == p["max_seqs"]
     assert sched.scheduler_config.long_prefill_token_threshold == p["chunk"]
     assert sched.scheduler_config.scheduler_reserve_full_isl is True
-    assert sched.policy.name == "FCFS", sched.policy
+    assert sched.policy.value == p.get("policy", "fcfs"), sched.policy
     if engine_id is not None:
         conn = sched.connector
         name = type(getattr(conn, "connector_scheduler", None)).__name__
@@ -303,9 +306,13 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
 
 
 def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher,
-                 kv_transfer_params: dict | None = None):
-    """A request as vLLM's front end builds it; ``kv_transfer_params`` travel
-    in ``SamplingParams.extra_args`` (v1/request.py:119-122)."""
+                 kv_transfer_params: dict | None = None, *, priority: int = 0):
+    """A request as vLLM's input processor hands it over.  ``priority`` is
+    vLLM's (lower is served first under the PRIORITY policy; ignored under
+    FCFS): the heap and the victim read (priority, arrival_time, request_id),
+    v1/request.py:357-367, v1/core/sched/scheduler.py:931-938.
+    ``kv_transfer_params`` travel in ``SamplingParams.extra_args``
+    (v1/request.py:119-122)."""
     v = _import_vllm()
     extra = None if kv_transfer_params is None else {"kv_transfer_params": kv_transfer_params}
     params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0, extra_args=extra)
@@ -316,6 +323,7 @@ def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_
         pooling_params=None,
         arrival_time=float(arrival),
         block_hasher=block_hasher,
+        priority=priority,
     )
 
 
@@ -343,7 +351,8 @@ class Driver:
     def _watch_preemptions(self) -> None:
         """Observe (not alter) preemptions: remember which request the
         running loop is allocating for, so a victim that is that request
-        itself is known as a self-preemption (scheduler.py:938-980)."""
+        itself is known as a self-preemption (running[-1] and `preempted_req ==
+        request`, scheduler.py:938-980)."""
         sched = self.sched
         kvm = sched.kv_cache_manager
         orig_alloc = kvm.allocate_slots
@@ -410,8 +419,9 @@ class Driver:
         # After schedule(), vLLM has already advanced num_computed_tokens by
         # the scheduled chunk (_update_after_schedule).  The GPU runner samples
         # for a request only when that reaches all its known tokens
-        # (v1/worker/gpu_model_runner.py:2062-2064: discard when
-        # seq_len < num_tokens), i.e. never for a partial chunk -- including a
+        # (v1/worker/gpu_model_runner.py:2057-2064: discard_request_mask where
+        # the sequence is shorter than num_tokens), i.e. never for a partial
+        # chunk -- including a
         # resumed request still recomputing its earlier outputs.
         req_ids = list(scheduled)
         sampled_ids = []
@@ -477,6 +487,46 @@ class Driver:
             "outputs": params,
         }
         return rec
+
+
+    def replay(self, arrivals, limit: int, log=None, idle_skip: bool = False) -> None:
+        """Add each request of ``arrivals`` (``(step, request)`` pairs in the
+        order to add them, steps not decreasing) right before its schedule()
+        call, and step until no request is left and none is to come.  With
+        ``idle_skip``, a stretch of calls while the scheduler has no request
+        at all is counted, not made (an empty schedule() only bumps a counter,
+        ``current_step``, scheduler.py:700, read at :816; vLLM's EngineCore
+        does not call it then).
+        ``log`` receives ``step_record`` of every call made."""
+        pos = 0
+        n = len(arrivals)
+        while True:
+            k = self.step
+            while pos < n and arrivals[pos][0] <= k:
+                self.add_request(arrivals[pos][1])
+                pos += 1
+            if not (self.has_work() or pos < n):
+                break
+            if not self.has_work() and idle_skip:
+                self.step = arrivals[pos][0]
+                continue
+            if k >= limit:
+                raise RuntimeError(f"no completion after {k} steps (livelock?)")
+            rec = self.run_step()
+            if log is not None:
+                log.append(step_record(rec))
+
+
+def step_record(rec: dict) -> dict:
+    """A step of the per-step log (``--steps``): tokens per request (keys in
+    numeric order), the requests admitted and preempted, the free blocks."""
+    return {
+        "step": rec["step"],
+        "tokens": {rid: n for rid, n in sorted(rec["scheduled"].items(), key=lambda kv: int(kv[0]))},
+        "admitted": [int(x) for x in rec["admitted"]],
+        "preempted": [int(x) for x in rec["preempted"]],
+        "free_blocks": rec["free_blocks"],
+    }
 
 
 def vllm_version() -> str:

@@ -12,6 +12,13 @@ What it (re)writes, all under tools/oracle/:
   scenarios/NAME.log.json     vllm_oracle.py --steps output
   random/rNNN.out.json        vllm_oracle.py output
   traces/NAME.out.json        vllm_replay_oracle.py output
+  shared/NAME.out.json        vllm_replay_oracle.py output (shared system prompts)
+  mooncake/NAME.out.json      vllm_mooncake_oracle.py output (Mooncake trace slices)
+  priority/NAME.out.json      vllm_oracle.py output      (PRIORITY policy, named)
+  priority/NAME.log.json      vllm_oracle.py --steps output
+  priority/random/pNNN.json   gen_random.py --policy priority (the random suite's
+                              scenarios with request priorities), and .out.json
+  target/NAME.out.json        vllm_oracle.py output      (engines `serq target` exported)
   pd/random/pNNN.json         gen_random.py --pd --n PD_RANDOM_N --seed PD_RANDOM_SEED
   pd/NAME.out.json, .log.json vllm_pd_oracle.py output, and with --steps (named P/D scenarios)
   pd/random/pNNN.out.json     vllm_pd_oracle.py output
@@ -42,6 +49,10 @@ RANDOM_N = 75
 RANDOM_SEED = 1
 NAMED = ["alone", "chunked", "hol", "longchunk", "mixed", "preempt", "seqcap"]
 TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
+# multi-turn traces whose sessions share a system prompt (outside the Lean
+# fragment: no IR files, so leangen does not read them)
+SHARED = ["shared_prompt", "shared_tenants", "shared_evict"]
+PRIORITY = ["prio_order", "prio_victim", "prio_selfpre", "prio_tie", "prio_mixed"]
 PD_RANDOM_N = 60
 PD_RANDOM_SEED = 1
 PD_NAMED = ["pipeline", "load_hol", "p_held", "d_seqcap", "d_preempt", "p_preempt", "prefix",
@@ -89,7 +100,7 @@ def write(path: str, obj) -> None:
 def generate(dest: str) -> list:
     """Write all generated files under dest (a tools/oracle-like tree);
     return their paths relative to dest."""
-    for sub in ("scenarios", "random", "traces", "pd", os.path.join("pd", "random")):
+    for sub in ("scenarios", "random", "traces", "shared", "mooncake", "pd", os.path.join("pd", "random")):
         os.makedirs(os.path.join(dest, sub), exist_ok=True)
     written = []
 
@@ -120,12 +131,70 @@ def generate(dest: str) -> list:
         written.append(f"scenarios/{n}.log.json")
 
     # 4. prefix-cache replay traces
-    trace_in = [os.path.join(HERE, "traces", f"{t}.json") for t in TRACES]
+    trace_in = [os.path.join(HERE, "traces", f"{t}.json") for t in TRACES] + \
+        [os.path.join(HERE, "shared", f"{t}.json") for t in SHARED]
     touts = run_batch("vllm_replay_oracle.py", trace_in, [])
-    for t, o in zip(TRACES, touts):
-        write(os.path.join(dest, "traces", f"{t}.out.json"), o)
-        written.append(f"traces/{t}.out.json")
+    for t, o in zip([f"traces/{t}" for t in TRACES] + [f"shared/{t}" for t in SHARED], touts):
+        write(os.path.join(dest, f"{t}.out.json"), o)
+        written.append(f"{t}.out.json")
+
+    # 5. Mooncake trace slices (a spec's trace is relative to the spec)
+    specs = sorted(p for p in glob.glob(os.path.join(HERE, "mooncake", "*.json"))
+                   if not p.endswith((".out.json", ".ir.json")))
+    absolute = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for p in specs:
+            with open(p, encoding="utf-8") as g:
+                s = json.load(g)
+            if "trace" in s:
+                s["trace"] = os.path.join(os.path.dirname(p), s["trace"])
+            absolute.append(os.path.join(tmp, os.path.basename(p)))
+            with open(absolute[-1], "w", encoding="utf-8") as g:
+                json.dump(s, g)
+        mouts = run_batch("vllm_mooncake_oracle.py", absolute, []) if specs else []
+    for p, o in zip(specs, mouts):
+        name = os.path.basename(p)[:-5]
+        write(os.path.join(dest, "mooncake", f"{name}.out.json"), o)
+        written.append(f"mooncake/{name}.out.json")
+
+    # 6. the PRIORITY policy: named scenarios (with logs) and the random suite
+    written += generate_priority(dest)
+
+    # 7. scenarios whose engine is a program's `serq target` export
+    os.makedirs(os.path.join(dest, "target"), exist_ok=True)
+    names = sorted(json.load(open(os.path.join(HERE, "target", "programs.json"), encoding="utf-8")))
+    outs = run_batch("vllm_oracle.py", [os.path.join(HERE, "target", f"{n}.json") for n in names], [])
+    for n, o in zip(names, outs):
+        write(os.path.join(dest, "target", f"{n}.out.json"), o)
+        written.append(f"target/{n}.out.json")
+
+    # 8. prefill/decode disaggregation: two schedulers (vllm_pd_oracle.py)
     return written + generate_pd(dest)
+
+
+def generate_priority(dest: str) -> list:
+    written = []
+    rnd = os.path.join(dest, "priority", "random")
+    os.makedirs(rnd, exist_ok=True)
+    for old in glob.glob(os.path.join(rnd, "p[0-9][0-9][0-9].json")):
+        os.unlink(old)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_random.py"), "--n", str(RANDOM_N),
+                    "--seed", str(RANDOM_SEED), "--out", rnd, "--policy", "priority"], check=True)
+    pnames = [f"p{i:03d}" for i in range(RANDOM_N)]
+    written += [f"priority/random/{r}.json" for r in pnames]
+    named_in = [os.path.join(HERE, "priority", f"{n}.json") for n in PRIORITY]
+    rand_in = [os.path.join(rnd, f"{r}.json") for r in pnames]
+    outs = run_batch("vllm_oracle.py", named_in + rand_in, [])
+    for n, o in zip(PRIORITY, outs[:len(PRIORITY)]):
+        write(os.path.join(dest, "priority", f"{n}.out.json"), o)
+        written.append(f"priority/{n}.out.json")
+    for r, o in zip(pnames, outs[len(PRIORITY):]):
+        write(os.path.join(rnd, f"{r}.out.json"), o)
+        written.append(f"priority/random/{r}.out.json")
+    logs = run_batch("vllm_oracle.py", named_in, ["--steps"])
+    for n, o in zip(PRIORITY, logs):
+        write(os.path.join(dest, "priority", f"{n}.log.json"), o)
+        written.append(f"priority/{n}.log.json")
 
 
 def generate_pd(dest: str) -> list:
@@ -169,6 +238,7 @@ def main(argv=None) -> int:
                     committed, os.path.join(tmp, rel), shallow=False):
                 bad.append(rel)
         have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))
+                + glob.glob(os.path.join(HERE, "priority", "random", "p*.json"))
                 + glob.glob(os.path.join(HERE, "pd", "random", "p*.json"))}
         extra = sorted(have - set(written))
         if bad or extra:

@@ -9,8 +9,10 @@ Usage (under .venv-vllm/bin/python):
 
 Scenario:
     {"budget": 64, "max_seqs": 4, "block_size": 4, "num_blocks": 20,
-     "chunk": 0, "prefix_caching": false,
-     "requests": [{"prompt": 30, "out": 5, "arrive": 0}, ...]}
+     "chunk": 0, "prefix_caching": false, "policy": "fcfs",
+     "requests": [{"prompt": 30, "out": 5, "arrive": 0, "priority": 0}, ...]}
+  ("policy" is SchedulerConfig.policy, "fcfs" or "priority"; a request's
+  "priority" is vLLM's, lower first, 0 by default.)
 
 Output:
     {"first": {"0": t, ...}, "done": {"0": t, ...}, "preemptions": n,
@@ -34,9 +36,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle_core as core  # noqa: E402  (sets env, guards stdout)
 from oracle_core import ScenarioError  # noqa: E402
 
-SCENARIO_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk",
-                 "prefix_caching", "requests"}
-REQUEST_KEYS = {"prompt", "out", "arrive"}
+SCENARIO_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive",
+                 "prefix_caching", "policy", "requests"}
+REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
+POLICIES = ("fcfs", "priority")  # SchedulerConfig.policy (config/scheduler.py:159)
 
 # Token ids.  Every prompt token of every request is distinct (request i's
 # prompt takes the next block of ids), so no two requests share a prefix even
@@ -50,8 +53,15 @@ def parse_scenario(obj) -> dict:
     where = "scenario"
     core._check_keys(obj, SCENARIO_KEYS, where)
     p = core.engine_params(obj, where, prefix_caching_default=False)
+    p["policy"] = obj.get("policy", "fcfs")
+    p["adaptive"] = core._bool_field(obj, "adaptive", where, False)
+    if p["policy"] not in POLICIES:
+        raise ScenarioError(f"{where}: field 'policy' must be one of {list(POLICIES)}, "
+                            f"got {p['policy']!r}")
     parsed = core.request_list(obj, where, REQUEST_KEYS,
                                (("prompt", 1, None), ("out", 1, None), ("arrive", 0, 0)))
+    for i, (r, q) in enumerate(zip(obj["requests"], parsed)):
+        q["priority"] = _priority(r, f"{where}: requests[{i}]")
     total_prompt = sum(r["prompt"] for r in parsed)
     if PROMPT_TOKEN_BASE + total_prompt >= OUTPUT_TOKEN_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({total_prompt})")
@@ -60,6 +70,22 @@ def parse_scenario(obj) -> dict:
     )
     p["requests"] = parsed
     return p
+
+
+def _priority(r: dict, where: str) -> int:
+    """A request's vLLM priority: any integer, 0 by default (lower first)."""
+    val = r.get("priority", 0)
+    if isinstance(val, bool) or not isinstance(val, int):
+        raise ScenarioError(f"{where}: field 'priority' must be an integer, got {val!r}")
+    return val
+
+
+def request_id(i: int, n: int) -> str:
+    """Request i's id, zero-padded to one width: under the PRIORITY policy
+    vLLM breaks a tie of (priority, arrival_time) by the request id, a string
+    (v1/request.py:357-367), so equal widths make that tie the request
+    index, which the serQ program reads as `serial`."""
+    return str(i).zfill(len(str(max(n - 1, 0))))
 
 
 def run_scenario(sc: dict, keep_log: bool) -> dict:
@@ -76,6 +102,7 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
             TOKEN_LIMIT - OUTPUT_TOKEN_BASE)
 
     drv = core.Driver(sched, token_for)
+    rid = [request_id(i, len(reqs)) for i in range(len(reqs))]
     prompt_ids = []
     nxt = PROMPT_TOKEN_BASE
     for r in reqs:
@@ -96,7 +123,8 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
         while pos < len(order) and reqs[order[pos]]["arrive"] <= k:
             i = order[pos]
             drv.add_request(core.make_request(
-                str(i), prompt_ids[i], reqs[i]["out"], reqs[i]["arrive"], hasher))
+                rid[i], prompt_ids[i], reqs[i]["out"], reqs[i]["arrive"], hasher,
+                priority=reqs[i]["priority"]))
             pos += 1
         if not (drv.has_work() or pos < len(order)):
             break
@@ -106,7 +134,7 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
         if keep_log:
             log.append({
                 "step": rec["step"],
-                "tokens": {rid: n for rid, n in sorted(
+                "tokens": {str(int(r)): n for r, n in sorted(
                     rec["scheduled"].items(), key=lambda kv: int(kv[0]))},
                 "admitted": [int(x) for x in rec["admitted"]],
                 "preempted": [int(x) for x in rec["preempted"]],
@@ -115,12 +143,12 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
 
     drv.check_preemption_count()
     n = len(reqs)
-    missing = [i for i in range(n) if str(i) not in drv.finished]
+    missing = [i for i in range(n) if rid[i] not in drv.finished]
     if missing:
         raise RuntimeError(f"requests {missing} never finished")
     out = {
-        "first": {str(i): drv.first[str(i)] for i in range(n)},
-        "done": {str(i): drv.finished[str(i)] for i in range(n)},
+        "first": {str(i): drv.first[rid[i]] for i in range(n)},
+        "done": {str(i): drv.finished[rid[i]] for i in range(n)},
         "preemptions": drv.preemptions,
         "steps": drv.step,
         "vllm": core.vllm_version(),

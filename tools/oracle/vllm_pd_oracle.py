@@ -90,7 +90,8 @@ class FakeWorkers:
     with every read taking its request's transfer time.
 
     D's worker reads ``reqs_to_recv`` of D's real connector metadata
-    (nixl/metadata.py:320-346, built by base_scheduler.py:480-526) and starts
+    (nixl/metadata.py:320-346, built by ``build_connector_meta``,
+    base_scheduler.py:480-526) and starts
     a read (pull_worker.py:49-77); it ends ``xfer`` ticks later, when D's
     worker reports it in ``finished_recving`` and notifies P's worker, which
     reports the P request in ``finished_sending`` (pull_worker.py:650-701,

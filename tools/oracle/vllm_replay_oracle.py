@@ -9,8 +9,13 @@ Usage (under .venv-vllm/bin/python):
 Trace:
     {"budget": 64, "max_seqs": 4, "block_size": 4, "num_blocks": 40,
      "chunk": 0,
-     "sessions": [{"arrive": 0,
+     "sessions": [{"arrive": 0, "prefix": {"id": 0, "tokens": 12},
                    "turns": [{"new": 20, "out": 5, "think": 3}, ...]}, ...]}
+
+A session's optional "prefix" says that the first `tokens` of its first
+prompt (at most turn 0's `new`) are the shared prompt `id`'s: every session
+with that id starts with the same token ids there (a system prompt), so
+vLLM's prefix cache shares them across sessions.
 
 Prefix caching is on (vLLM's default; "prefix_caching": false is accepted
 for comparison runs).  Real token ids flow through the scheduler: turn t+1's
@@ -48,7 +53,8 @@ from oracle_core import ScenarioError  # noqa: E402
 
 TRACE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk",
               "prefix_caching", "sessions"}
-SESSION_KEYS = {"arrive", "turns"}
+SESSION_KEYS = {"arrive", "turns", "prefix"}
+PREFIX_KEYS = {"id", "tokens"}
 TURN_KEYS = {"new", "out", "think"}
 
 # Token ids: session s, conversation position n.  Fresh user tokens and
@@ -58,6 +64,8 @@ SESSION_STRIDE = 20_000
 MAX_SESSIONS = 20
 NEW_TOKEN_BASE = 1000
 GEN_TOKEN_BASE = 600_000
+SHARED_TOKEN_BASE = 2_000_000   # shared prompt g, position n: 2 000 000 + 20 000 g + n
+MAX_PREFIXES = 20
 
 
 def parse_trace(obj) -> dict:
@@ -78,6 +86,16 @@ def parse_trace(obj) -> dict:
         turns = sess.get("turns")
         if not isinstance(turns, list) or not turns:
             raise ScenarioError(f"{w}: field 'turns' must be a non-empty list")
+        prefix = None
+        if "prefix" in sess:
+            core._check_keys(sess["prefix"], PREFIX_KEYS, f"{w}.prefix")
+            prefix = (core._int_field(sess["prefix"], "id", f"{w}.prefix", minimum=0),
+                      core._int_field(sess["prefix"], "tokens", f"{w}.prefix", minimum=1))
+            if prefix[0] >= MAX_PREFIXES:
+                raise ScenarioError(f"{w}.prefix: at most {MAX_PREFIXES} shared prompts (id < {MAX_PREFIXES})")
+            first_new = turns[0].get("new") if isinstance(turns[0], dict) else None
+            if isinstance(first_new, int) and prefix[1] > first_new:
+                raise ScenarioError(f"{w}.prefix: {prefix[1]} tokens, more than turn 0's new ({first_new})")
         pt = []
         prompt_len = 0
         for t, turn in enumerate(turns):
@@ -92,7 +110,7 @@ def parse_trace(obj) -> dict:
             prompt_len += out
         if prompt_len >= SESSION_STRIDE:
             raise ScenarioError(f"{w}: conversation too long ({prompt_len} tokens)")
-        parsed.append({"arrive": arrive, "turns": pt})
+        parsed.append({"arrive": arrive, "turns": pt, "prefix": prefix})
     core.check_feasible(p, checks, where)
     p["sessions"] = parsed
     return p
@@ -140,6 +158,11 @@ def run_trace(tr: dict) -> dict:
             base = NEW_TOKEN_BASE + s * SESSION_STRIDE
             n0 = len(conv[s])
             conv[s].extend(range(base + n0, base + n0 + turn["new"]))
+            prefix = sessions[s]["prefix"]
+            if t == 0 and prefix is not None:
+                g, n = prefix
+                conv[s][:n] = range(SHARED_TOKEN_BASE + g * SESSION_STRIDE,
+                                    SHARED_TOKEN_BASE + g * SESSION_STRIDE + n)
             assert len(conv[s]) == turn["prompt"]
             rid = f"s{s}t{t}"
             req = core.make_request(rid, conv[s], turn["out"], when, hasher)

@@ -1,0 +1,278 @@
+"""A program for Python: ``serq.load`` / ``serq.loads``, its runs and its
+drawings.
+
+A program is linked once, for inspection; a run gives it the run's
+settings (horizon, warm-up, seed, arrivals, trace) the way ``serq run
+prog.ir.json --horizon …`` does — the same IR as linking with those settings,
+validated — so ``prog.run(horizon=300, seed=2)`` is ``serq run prog.sq
+--horizon 300 --seed 2``, byte for byte."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Optional
+
+from ..diag import Diagnostic, SerqError, did_you_mean
+
+VIEWS = ("deployment", "session")
+FORMATS = ("svg", "tikz")
+
+
+def usage(message: str, help: Optional[str] = None) -> SerqError:
+    """A SerqError for a call the API refuses (E970)."""
+    return SerqError(Diagnostic("E970", message, help=help))
+
+
+def set_text(name, value) -> str:
+    """An input's value as ``--set`` text: a number (``0.6``, ``2048``) or an
+    expression's text (``"2 * 0.3"``)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise usage(f"`{name}` is not the name of an input", help="set={\"Lambda\": 0.6}")
+    if isinstance(value, bool) or not isinstance(value, (str, numbers.Real)):
+        raise usage(f"the input {name} is given {type(value).__name__} {value!r}; give a number or "
+                    "an expression's text")
+    if isinstance(value, str):
+        if not value.strip():
+            raise usage(f"the input {name} is given an empty text")
+        return value
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    x = float(value)
+    if x != x:
+        raise usage(f"the input {name} is given NaN")
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return repr(x)
+
+
+def set_texts(values: Optional[dict]) -> dict:
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise usage(f"set= takes a dict of inputs, not {type(values).__name__}", help="set={\"Lambda\": 0.6}")
+    return {name: set_text(name, v) for name, v in values.items()}
+
+
+class Drawing(str):
+    """A figure's text (SVG or TikZ); an SVG shows itself in Jupyter."""
+
+    fmt = "svg"
+
+    def _repr_svg_(self):
+        return str(self) if self.fmt == "svg" else None
+
+    def save(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self)
+
+
+class Program:
+    """A linked program.  ``ir`` is its IR (``serq.ir.model.Program``),
+    ``path`` where it came from, ``sets`` the inputs it was given; ``run``,
+    ``set``, ``sweep``, ``draw``, ``json``."""
+
+    def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
+                 defaults: Optional[dict] = None):
+        self.ir = ir
+        self.path = path
+        self._text = text
+        self.sets = dict(sets)
+        self.from_ir = from_ir
+        self.defaults = dict(defaults or {})   # the instance file's settings, under a run's arguments
+
+    # -- what it is ---------------------------------------------------------------
+    @property
+    def observes(self) -> tuple:
+        return tuple(self.ir.observes)
+
+    @property
+    def pools(self) -> tuple:
+        return tuple(_labels(self.ir.pools))
+
+    @property
+    def stages(self) -> tuple:
+        return tuple(_labels(self.ir.stages))
+
+    @property
+    def gauges(self) -> tuple:
+        return tuple(g.name for g in self.ir.gauges)
+
+    @property
+    def claims(self) -> tuple:
+        return tuple(c.name for c in self.ir.claims)
+
+    def __repr__(self):
+        def names(xs):
+            return ", ".join(xs) or "-"
+        sets = "".join(f" {k}={v}" for k, v in self.sets.items())
+        return (f"<serq.Program {self.path}{sets}: pools {names(self.pools)}; stages {names(self.stages)}; "
+                f"observes {names(self.observes)}>")
+
+    def json(self) -> str:
+        """The IR as canonical JSON (what ``serq ir`` prints; ``serq.load`` reads it back)."""
+        from .. import ir
+        return ir.dumps(self.ir)
+
+    # -- other inputs ---------------------------------------------------------------
+    def set(self, **values) -> "Program":
+        """The program linked again with these inputs changed (``prog.set(Lambda=0.9)``)."""
+        if self.from_ir:
+            raise usage(f"{self.path} is IR: its constants are already folded, so its inputs cannot be set",
+                        help="load the .sq program to set its inputs")
+        sets = dict(self.sets)
+        sets.update(set_texts(values))
+        return _link(self._text, self.path, sets, self.defaults)
+
+    def linked(self, sets: dict) -> "Program":
+        """The program with its inputs updated by ``sets`` (values as for ``set``);
+        itself when there are none."""
+        return self.set(**sets) if sets else self
+
+    # -- runs ---------------------------------------------------------------
+    def settings(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
+        """The IR of a run with these settings (validated); a setting left None is
+        the program's own (an IR file's; for source, its instance file's, else
+        warm-up 0 and seed 1)."""
+        if horizon is None and not self.defaults and not self.from_ir:
+            with_default = self._default_instance()
+            if with_default is not self:
+                return with_default.settings(warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
+        d = self.defaults
+        horizon = d.get("horizon") if horizon is None else horizon
+        warmup = d.get("warmup") if warmup is None else warmup
+        seed = d.get("seed") if seed is None else seed
+        arrivals = d.get("arrivals") if arrivals is None else arrivals
+        trace = d.get("trace") if trace is None else trace
+        if horizon is None and not self.from_ir:
+            raise usage("a run needs a horizon: a model says what the deployment is, the run says "
+                        "how long", help="prog.run(horizon=300), or serq.load(path, instance=FILE)")
+        changes = {}
+        if horizon is not None:
+            changes["horizon"] = _float("horizon", horizon)
+        if warmup is not None:
+            changes["warmup"] = _float("warmup", warmup)
+        if seed is not None:
+            changes["seed"] = _int("seed", seed)
+        if arrivals is not None:
+            changes["arrivals"] = _int("arrivals", arrivals)
+        if trace is not None:
+            if not isinstance(trace, str):
+                raise usage(f"trace= is a path, not {type(trace).__name__}")
+            changes["trace"] = trace
+        if not changes:
+            return self.ir
+        from .. import ir
+        program = dataclasses.replace(self.ir, **changes)
+        ir.validate(program)
+        return program
+
+    def _default_instance(self) -> "Program":
+        """Itself under its default instance (``instances/NAME.sq`` beside it), as
+        ``serq run PROG.sq`` without a horizon reads it; itself when it has none."""
+        from ..instance import default_for, read
+        path = default_for(self.path)
+        if path is None:
+            return self
+        inst = read(path)
+        values = {k: v for k, v in inst.inputs.items() if k not in self.sets}
+        prog = _link(self._text, self.path, {**self.sets, **values}, inst.settings) if values else \
+            Program(self.ir, path=self.path, text=self._text, sets=self.sets, from_ir=False,
+                    defaults=inst.settings)
+        return prog
+
+    def run(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
+        """Simulate the program; its :class:`serq.api.report.Report`."""
+        from ..sim import simulate
+        from .report import Report
+        program = self.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
+        return Report(simulate(program))
+
+    def sweep(self, **kw):
+        """``serq.sweep(self, …)``."""
+        from ..sweeps import sweep
+        return sweep(self, **kw)
+
+    # -- drawings ---------------------------------------------------------------
+    def draw(self, view: str = "deployment", fmt: str = "svg") -> Drawing:
+        """The deployment or the session as SVG or TikZ (``serq draw``)."""
+        _choice("view", view, VIEWS)
+        _choice("fmt", fmt, FORMATS)
+        from ..draw import render
+        d = Drawing(render(self.ir, view=view, fmt=fmt))
+        d.fmt = fmt
+        return d
+
+    def _repr_svg_(self):
+        return self.draw()
+
+
+def _labels(decls):
+    return [d.name if d.index is None else f"{d.name}[{d.index}]" for d in decls]
+
+
+def _choice(what: str, value, choices) -> None:
+    if value not in choices:
+        raise usage(f"{what}={value!r} is not one of {', '.join(choices)}",
+                    help=did_you_mean(str(value), choices))
+
+
+def _float(what: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise usage(f"{what}= is a number, not {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def _int(what: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise usage(f"{what}= is a whole number, not {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _link(text: str, path: str, sets: dict, defaults: Optional[dict] = None) -> Program:
+    from ..link import compile_source
+    return Program(compile_source(text, path, sets=sets), path=path, text=text, sets=sets, from_ir=False,
+                   defaults=defaults)
+
+
+def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) -> Program:
+    """A program from a ``.sq`` file (linked with the inputs ``set``) or an IR
+    file (``.json``, validated).  An instance file (``instance=``) gives its
+    runs' settings and input values, under ``set`` and ``run``'s arguments; a
+    run without a horizon reads the program's default instance
+    (``instances/NAME.sq`` beside it), as ``serq run`` does."""
+    if not isinstance(path, str):
+        path = str(path)   # a pathlib.Path
+    if path.endswith(".json"):
+        if set:
+            raise usage("set= is refused on an IR file: its constants are already folded",
+                        help="give set= to the .sq program")
+        from .. import ir
+        return Program(ir.read(path), path=path, text=None, sets={}, from_ir=True)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise SerqError(Diagnostic("E001", f"cannot read {path}: {e.strerror}"))
+    if instance is None:
+        return _link(text, path, set_texts(set))
+    from ..instance import resolve
+    settings, values, _ = resolve(path, instance, {}, set_texts(set), default=False)
+    return _link(text, path, values, settings)
+
+
+def loads(text: str, set: Optional[dict] = None, path: str = "<string>") -> Program:
+    """A program from its source text; ``path`` names it in errors (and
+    relative ``use`` and trace paths are read from its folder)."""
+    if not isinstance(text, str):
+        raise usage(f"loads takes the program's text, not {type(text).__name__}")
+    if text.lstrip().startswith("{"):
+        if set:
+            raise usage("set= is refused on IR: its constants are already folded",
+                        help="give set= to the program's source")
+        from .. import ir
+        program = ir.loads(text, path)
+        ir.validate(program)
+        return Program(program, path=path, text=None, sets={}, from_ir=True)
+    return _link(text, path, set_texts(set))

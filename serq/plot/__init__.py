@@ -1,0 +1,313 @@
+"""Plots of serQ's outputs (matplotlib, the extra ``serq[plot]``):
+
+* ``table(source, x=, y=, by=)`` — a sweep's metric against an input: per
+  x, the mean across seeds (a line), the seeds' least to greatest (a band)
+  and each seed (a dot); one line per value of ``by``;
+* ``samples(source)`` — an observation's samples (``--dump DIR`` writes
+  ``DIR/NAME.csv``): a histogram and the empirical CDF side by side;
+* ``gauge(source)`` — a gauge's change points (``DIR/gauge/NAME.csv``) as a
+  step function of time.
+
+Each returns a matplotlib ``Figure`` (shown by Jupyter; ``save(fig, path)``
+writes PNG or SVG by the extension).  Nothing here touches pyplot's global
+state."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Optional
+
+from ..api.extras import extra
+from ..diag import Diagnostic, SerqError, did_you_mean
+
+FORMATS = (".png", ".svg")
+
+__all__ = ["table", "samples", "gauge", "save", "FORMATS"]
+
+
+def _err(message: str, help: Optional[str] = None) -> SerqError:
+    return SerqError(Diagnostic("E973", message, help=help))
+
+
+def _figure(ncols: int = 1, width: float = 6.4):
+    extra("matplotlib", "plot")
+    from matplotlib.figure import Figure
+
+    class SerqFigure(Figure):
+        """A Figure that shows itself in Jupyter whatever the backend."""
+
+        def _repr_png_(self):
+            import io
+            buf = io.BytesIO()
+            self.savefig(buf, format="png")
+            return buf.getvalue()
+
+    fig = SerqFigure(figsize=(width * (1.6 if ncols == 2 else 1), 4.2), layout="constrained")
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+def save(fig, path: str) -> None:
+    """Write the figure as PNG or SVG (by the extension); an SVG carries no date."""
+    path = os.fspath(path)
+    ext = plot_format(path)
+    extra("matplotlib", "plot")
+    import matplotlib
+    with matplotlib.rc_context({"svg.hashsalt": "serq"}):
+        try:
+            if ext == ".svg":
+                fig.savefig(path, format="svg", metadata={"Date": None})
+            else:
+                fig.savefig(path, format="png", dpi=120)
+        except OSError as e:
+            raise _err(f"cannot write {path}: {e.strerror}") from None
+
+
+def plot_format(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise _err(f"{path}: a figure is written as .png or .svg, not `{ext or path}`",
+                   help="--out figure.png or --out figure.svg")
+    return ext
+
+
+# ---------------------------------------------------------------- a sweep's table
+
+def _rows(source) -> tuple[list, list, list]:
+    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep``, a
+    pandas DataFrame or ``(columns, rows)``.  The inputs are the columns
+    with no dot but ``seed``."""
+    from ..sweeps import Sweep
+    from ..sweeps.table import read
+    if isinstance(source, (str, os.PathLike)):
+        cols, rows = read(os.fspath(source))
+    elif isinstance(source, Sweep):
+        cols, rows = source.columns, source.rows
+    elif hasattr(source, "to_dict") and hasattr(source, "columns"):
+        cols, rows = [str(c) for c in source.columns], source.to_dict("records")
+    else:
+        cols, rows = source
+    inputs = [c for c in cols if "." not in c and c != "seed"]
+    return list(cols), list(rows), inputs
+
+
+def _column(name: str, cols: list, what: str) -> None:
+    if name not in cols:
+        raise _err(f"the table has no column `{name}` ({what})",
+                   help=did_you_mean(name, cols) or f"its columns: {', '.join(cols[:12])}"
+                   + (", …" if len(cols) > 12 else ""))
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict] = None,
+          logx: bool = False, logy: bool = False, title: Optional[str] = None):
+    """``y`` against ``x`` across a sweep: the mean over the seeds as a line,
+    their least to greatest as a band, each seed as a dot; one line per value
+    of ``by``.  ``where`` keeps the rows whose inputs have these values
+    (``{"B": 2048}``).  Every other input must be constant."""
+    from ..sweeps.spread import spread
+    cols, rows, inputs = _rows(source)
+    _column(x, cols, "--x")
+    _column(y, cols, "--y")
+    if by is not None:
+        _column(by, cols, "--by")
+    for k, v in (where or {}).items():
+        _column(k, cols, "--where")
+        rows = [r for r in rows if r.get(k) == v or str(r.get(k)) == str(v)]
+        if not rows:
+            raise _err(f"no row has {k} = {v}")
+    if not rows:
+        raise _err("the table has no rows")
+    for name in inputs:
+        if name in (x, by) or name in (where or {}):
+            continue
+        vals = {r.get(name) for r in rows}
+        if len(vals) > 1:
+            some = sorted(map(str, vals))[:2]
+            raise _err(f"the table varies {name} too, so a point of the plot would mix its values",
+                       help=f"--by {name}, or keep one value: --where {name}={some[0]}")
+    ys = [r.get(y) for r in rows]
+    if not all(_is_num(v) or v is None for v in ys):
+        raise _err(f"the column `{y}` is not a number")
+    xs_all = [r.get(x) for r in rows]
+    numeric_x = all(_is_num(v) for v in xs_all)
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(r.get(by) if by else None, {}).setdefault(r.get(x), []).append(r.get(y))
+    fig, (ax,) = _figure()
+    order = list(dict.fromkeys(xs_all))
+    pos = {v: i for i, v in enumerate(order)}
+    for gi, (g, by_x) in enumerate(groups.items()):
+        xs = sorted(by_x, key=lambda v: v if numeric_x else pos[v])
+        px = [v if numeric_x else pos[v] for v in xs]
+        stats = [spread(by_x[v]) for v in xs]
+        color = f"C{gi % 10}"
+        label = f"{by} = {_fmt(g)}" if by else "mean over seeds"
+        ax.plot(px, [s.mean for s in stats], marker=MARKERS[gi % len(MARKERS)],
+                linestyle=LINES[gi % len(LINES)], color=color, label=label)
+        ax.fill_between(px, [s.min for s in stats], [s.max for s in stats], color=color, alpha=0.2,
+                        linewidth=0)
+        dots = [(p, v) for p, xv in zip(px, xs) for v in by_x[xv] if v is not None and v == v]
+        if dots:
+            ax.scatter([d[0] for d in dots], [d[1] for d in dots], s=9, color=color, alpha=0.5,
+                       linewidths=0)
+    if not numeric_x:
+        ax.set_xticks(range(len(order)), [_fmt(v) for v in order])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    nseeds = len({r.get("seed") for r in rows}) if "seed" in cols else 1
+    ax.set_title(title or f"{y} against {x}: mean and range over {nseeds} seed{'s' if nseeds != 1 else ''}")
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(title=None, fontsize="small")
+    return fig
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P")
+LINES = ("-", "--", "-.", ":")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float) and v == v and not math.isinf(v) and v == int(v):
+        return str(int(v))
+    return str(v)
+
+
+# ---------------------------------------------------------------- samples and gauges
+
+def _series(source, read_one, what: str) -> dict:
+    """``{label: data}`` from a path, a sequence, or a dict of either."""
+    if isinstance(source, dict):
+        items = list(source.items())
+    elif isinstance(source, (str, os.PathLike)):
+        items = [(os.fspath(source), source)]
+    elif isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        items = [(os.fspath(s), s) for s in source]
+    else:
+        items = [(None, source)]
+    out = {}
+    for label, data in items:
+        if isinstance(data, (str, os.PathLike)):
+            path = os.fspath(data)
+            data = read_one(path)
+            label = label if label is not None else path
+        out[label] = data
+    if not out:
+        raise _err(f"no {what} to plot")
+    return out
+
+
+def _dump_csv(path: str, want: tuple) -> list:
+    from ..sweeps.table import read
+    cols, rows = read(path)
+    missing = [c for c in want if c not in cols]
+    if missing:
+        raise _err(f"{path}: the header has no `{missing[0]}` (a dump file's header is {','.join(want)})",
+                   help="serq run … --dump DIR writes DIR/NAME.csv (time,session,turn,value) and "
+                        "DIR/gauge/NAME.csv (time,value)")
+    for i, r in enumerate(rows, start=2):
+        for c in want:
+            if not _is_num(r.get(c)):
+                raise _err(f"{path}:{i}: the {c} `{r.get(c)}` is not a number")
+    return rows
+
+
+def _values(data) -> list:
+    out = []
+    for v in data:
+        if isinstance(v, tuple) and hasattr(v, "value"):
+            v = v.value
+        if not _is_num(v):
+            raise _err(f"a sample {v!r} is not a number")
+        out.append(float(v))
+    return out
+
+
+def _name(paths: list, default: str) -> str:
+    stems = {os.path.splitext(os.path.basename(p))[0] for p in paths if isinstance(p, str)}
+    return stems.pop() if len(stems) == 1 else default
+
+
+def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
+    """A histogram (left) and the empirical CDF (right) of an observation's
+    samples: a dump file's path, a sequence of numbers or ``Sample`` s, or a
+    dict ``{label: either}`` to compare several.  NaN samples are left out."""
+    series = _series(source, lambda p: [r["value"] for r in _dump_csv(p, ("time", "session", "turn", "value"))],
+                     "samples")
+    series = {k: [v for v in _values(d) if v == v] for k, d in series.items()}
+    empty = [k for k, v in series.items() if not v]
+    if empty:
+        raise _err(f"{empty[0] or 'the series'} has no samples to plot")
+    name = name or _name(list(series), "value")
+    fig, (hist, cdf) = _figure(2)
+    np = extra("numpy")
+    allv = np.concatenate([np.asarray(v) for v in series.values()])
+    if logx:
+        pos = allv[allv > 0]
+        if not len(pos):
+            raise _err("--logx needs positive samples")
+        edges = np.geomspace(pos.min(), pos.max(), (bins if isinstance(bins, int) else 40) + 1)
+    else:
+        edges = np.histogram_bin_edges(allv, bins=bins)
+    one = len(series) == 1
+    for i, (label, vals) in enumerate(series.items()):
+        color = f"C{i % 10}"
+        tag = label if label is not None else name
+        a = np.sort(np.asarray(vals))
+        hidden = int((a <= 0).sum()) if logx else 0
+        note = f"; {hidden} ≤ 0 off the log axis" if hidden else ""
+        hist.hist(a, bins=edges, color=color, alpha=0.75 if one else 0.45,
+                  label=f"{tag} (n = {len(a)}{note})")
+        cdf.step(a, np.arange(1, len(a) + 1) / len(a), where="post", color=color, label=tag)
+        if one:
+            mean = float(a.mean())
+            p99 = float(np.percentile(a, 99))
+            for ax in (hist, cdf):
+                ax.axvline(mean, color="k", linestyle="--", linewidth=1, label=f"mean {mean:.4g}")
+                ax.axvline(p99, color="k", linestyle=":", linewidth=1, label=f"p99 {p99:.4g}")
+    hist.set_xlabel(name)
+    hist.set_ylabel("samples")
+    hist.set_title(f"{name}: histogram")
+    cdf.set_xlabel(name)
+    cdf.set_ylabel("fraction ≤ x")
+    cdf.set_ylim(0, 1.02)
+    cdf.set_title(f"{name}: empirical CDF")
+    for ax in (hist, cdf):
+        if logx:
+            ax.set_xscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    return fig
+
+
+def gauge(source, *, name: Optional[str] = None, logy: bool = False):
+    """A gauge as a step function of time: a dump file's path
+    (``DIR/gauge/NAME.csv``), a sequence of ``(time, value)``, or a dict
+    ``{label: either}`` to compare several."""
+    series = _series(source, lambda p: [(r["time"], r["value"]) for r in _dump_csv(p, ("time", "value"))],
+                     "gauge")
+    name = name or _name(list(series), "value")
+    fig, (ax,) = _figure()
+    for i, (label, pts) in enumerate(series.items()):
+        pts = [(float(t), float(v)) for t, v in pts]
+        if not pts:
+            raise _err(f"{label or 'the gauge'} has no points to plot")
+        ts = [t for t, _ in pts]
+        vs = [v for _, v in pts]
+        ax.step(ts, vs, where="post", color=f"C{i % 10}", label=label if label is not None else name)
+    ax.set_xlabel("time")
+    ax.set_ylabel(name)
+    ax.set_title(f"gauge {name}")
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    if len(series) > 1:
+        ax.legend(fontsize="small")
+    return fig

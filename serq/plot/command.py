@@ -1,0 +1,57 @@
+"""`serq plot`: the click command (registered by serq/cli.py)."""
+
+from __future__ import annotations
+
+import click
+
+from ..diag import SerqError
+
+
+@click.command()
+@click.argument("table", required=False, type=click.Path(dir_okay=False))
+@click.option("--x", "x", metavar="INPUT", help="the table's column on the x axis (an input)")
+@click.option("--y", "y", metavar="COLUMN", help="the table's column on the y axis (e.g. client.ttft.mean)")
+@click.option("--by", metavar="INPUT", help="one line per value of this input")
+@click.option("--where", "where", multiple=True, metavar="INPUT=VALUE", help="keep the rows with this value")
+@click.option("--samples", "samples", multiple=True, type=click.Path(dir_okay=False), metavar="DIR/NAME.csv",
+              help="an observation's samples (serq run --dump DIR): histogram and CDF; repeat to compare")
+@click.option("--gauge", "gauges", multiple=True, type=click.Path(dir_okay=False), metavar="DIR/gauge/NAME.csv",
+              help="a gauge's change points (serq run --dump DIR): a time series; repeat to compare")
+@click.option("--bins", type=click.IntRange(min=1), default=40, show_default=True, help="histogram bins")
+@click.option("--logx", is_flag=True, help="a logarithmic x axis")
+@click.option("--logy", is_flag=True, help="a logarithmic y axis")
+@click.option("--out", required=True, metavar="FIGURE.png|FIGURE.svg", help="where the figure is written")
+def plot(table, x, y, by, where, samples, gauges, bins, logx, logy, out):
+    """Plot a sweep's TABLE (--x INPUT --y COLUMN [--by INPUT]), an observation's
+    samples (--samples) or a gauge (--gauge); PNG or SVG by --out's extension."""
+    from . import gauge, plot_format, samples as plot_samples, save, table as plot_table
+    given = [n for n, v in (("TABLE", table), ("--samples", samples), ("--gauge", gauges)) if v]
+    if len(given) != 1:
+        raise click.UsageError("give one of TABLE, --samples FILE or --gauge FILE" +
+                               (f" (not {' and '.join(given)})" if given else ""))
+    try:
+        plot_format(out)
+    except SerqError as e:
+        raise click.BadParameter(e.diagnostics[0].message, param_hint="--out")
+    if table:
+        if not x or not y:
+            raise click.UsageError("a table's plot needs --x INPUT and --y COLUMN "
+                                   "(e.g. --x Lambda --y client.ttft.mean)")
+        conds = {}
+        for w in where:
+            if "=" not in w:
+                raise click.BadParameter(f"`{w}` is not INPUT=VALUE", param_hint="--where")
+            k, v = w.split("=", 1)
+            from ..sweeps.table import parse_cell
+            conds[k.strip()] = parse_cell(v.strip())
+        fig = plot_table(table, x=x, y=y, by=by, where=conds, logx=logx, logy=logy)
+    else:
+        extra_opts = [n for n, v in (("--x", x), ("--y", y), ("--by", by), ("--where", where)) if v]
+        if extra_opts:
+            raise click.UsageError(f"{extra_opts[0]} is for a table's plot")
+        if samples:
+            fig = plot_samples(list(samples) if len(samples) > 1 else samples[0], bins=bins, logx=logx)
+        else:
+            fig = gauge(list(gauges) if len(gauges) > 1 else gauges[0], logy=logy)
+    save(fig, out)
+    click.echo(f"plot: {out}", err=True)

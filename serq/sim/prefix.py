@@ -1,0 +1,354 @@
+"""The content-addressed prefix cache (`cache shared;`), as vLLM 0.33.0's
+KV-cache manager and block pool keep it.
+
+A session's tokens are its content (``content (id, n);``, a trace's block
+hashes, an explicit session's ``content``): segments from position 0, token k
+of segment (id, n) being the pair (id, k), and every later token the
+session's own (a pair no other session has).  A pool that says
+``cache shared;`` holds blocks of ``block`` tokens; a full block is named by
+its tokens and the name of the block before it (``Chain``: a 128-bit BLAKE2b
+digest, as vLLM names blocks by a SHA-256 chain), so one name is one prefix,
+whoever computed it.  The pool (``SharedPool``) keeps, as vLLM's
+``BlockPool`` does (paths below are in vLLM 0.33.0's installed source,
+``vllm/v1/core/``):
+
+* blocks with a reference count: a block several holds use is one block
+  (``block_pool.py:792-810``, ``touch``), so ``used`` counts it once;
+* the index, name → the blocks of that name in the order they were named
+  (vLLM's ``BlockHashToBlockMap`` does not merge a block computed twice,
+  ``block_pool.py:36-53``; a lookup takes the first, ``get_one_block``,
+  ``:63-72``);
+* the free queue of named blocks no hold uses (``cached``), in the order they
+  were freed; a hold frees its blocks last block first, so an entry's tail is
+  evicted first (``free_blocks(reversed(...))``,
+  ``single_type_kv_cache_manager.py:598-599``, ``block_pool.py:816-847``);
+  blocks without a name are free space, used before any named block is
+  evicted (they go to the queue's head, ``prepend_n``,
+  ``block_pool.py:837-845``), and eviction takes the queue's head
+  (``get_new_blocks``, ``block_pool.py:706-740``; its name goes,
+  ``_maybe_evict_cached_block``, ``:769-790``).
+
+What a hold on such a pool does (machine.py and step.py call these):
+
+* its admission looks its session's chain up (``cachedin``: the leading
+  blocks found, stopping at the first miss, ``get_cached_block``,
+  ``single_type_kv_cache_manager.py:792-800``), fits when the pool has room
+  for its reserve less the hit blocks other holds already use
+  (``num_evictable_blocks`` in ``get_num_blocks_to_allocate``, ``:256-266``,
+  ``kv_cache_manager.py:531-548``), takes the hit (at most ``reuse`` and its
+  units, whole blocks; the hit blocks' references go up first, so the same
+  admission cannot evict them: ``allocate_new_computed_blocks`` before
+  ``allocate_new_blocks``, ``kv_cache_manager.py:590-609``) and allocates
+  the rest;
+* the blocks an engine schedules tokens for are named when the iteration
+  schedules them (``cache_blocks``, ``kv_cache_manager.py:616-625``), so a
+  request admitted later in the same iteration finds them;
+* at release (its end, a preemption, a lease's end) its first
+  ``min(cache, computed)`` tokens' blocks keep their names (named now if no
+  iteration did) and join the free queue; a block past them that no other
+  hold uses loses its name.
+
+The cost of an admission or a release is the blocks it touches, never the
+size of the cache: the index is a dict, the free queue an ordered dict, and a
+session's chain is computed once per block and kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections import OrderedDict
+
+from .errors import Fault, fmt_num
+from .pools import Pool, round_up
+
+_PART = struct.Struct("<qqq")
+
+
+def add_content(sess, cid: float, n: float) -> None:
+    """`content (id, n);`: the session's tokens continue with n tokens of
+    the shared content id."""
+    for v, what in ((cid, "the id"), (n, "the length")):
+        if not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
+            raise Fault("R020", f"`content`: {what} is {fmt_num(v)}: a whole number ≥ 0")
+    if n > 0:
+        sess.content = sess.content + ((cid, n),)
+        sess.chains = None
+
+
+class Chain:
+    """One session's block names for one block size, computed as far as a
+    lookup or an iteration has needed them."""
+
+    __slots__ = ("names", "segs", "seg", "off", "own")
+
+    def __init__(self, sess):
+        self.names = []
+        self.segs = [(int(i), int(n)) for i, n in sess.content if n > 0]
+        self.seg = 0          # the segment holding the next block's first token
+        self.off = 0          # its offset there
+        self.own = -1 - sess.sid
+
+    def extend(self, bs: int, n: int) -> list:
+        """Name blocks until there are ``n``: a block's name is the digest of
+        its parent's and of its tokens, as runs (id, first offset, count)."""
+        names = self.names
+        segs = self.segs
+        nseg = len(segs)
+        pack = _PART.pack
+        blake = hashlib.blake2b
+        parent = names[-1] if names else b""
+        seg, off = self.seg, self.off
+        pos = len(names) * bs
+        while len(names) < n:
+            if seg < nseg and off + bs < segs[seg][1]:
+                # the whole block inside one segment, which goes on after it
+                data = pack(segs[seg][0], off, bs)
+                off += bs
+            elif seg >= nseg:
+                data = pack(self.own, pos, bs)
+            else:
+                left = bs
+                parts = []
+                while left:
+                    if seg < nseg:
+                        sid, slen = segs[seg]
+                        take = min(left, slen - off)
+                        parts.append(pack(sid, off, take))
+                        off += take
+                        if off >= slen:
+                            seg += 1
+                            off = 0
+                        left -= take
+                    else:
+                        parts.append(pack(self.own, pos + bs - left, left))
+                        left = 0
+                data = b"".join(parts)
+            parent = blake(parent + data, digest_size=16).digest()
+            names.append(parent)
+            pos += bs
+        self.seg, self.off = seg, off
+        return names
+
+
+def chain(sess, bs: int, n: int) -> list:
+    chains = sess.chains
+    if chains is None:
+        chains = sess.chains = {}
+    c = chains.get(bs)
+    if c is None:
+        c = chains[bs] = Chain(sess)
+    if len(c.names) < n:
+        c.extend(bs, n)
+    return c.names
+
+
+class Blk:
+    """A block: its name (None: not named) and how many holds use it."""
+
+    __slots__ = ("name", "ref")
+
+    def __init__(self, name, ref):
+        self.name = name
+        self.ref = ref
+
+
+class SharedPool(Pool):
+    """A pool whose cache is content-addressed (see the module's doc)."""
+
+    shared = True
+
+    def __init__(self, sim, pid, decl):
+        super().__init__(sim, pid, decl)
+        self.bs = int(decl.block)
+        self.index: dict = {}          # name -> Blk, or a list of them in naming order
+        self.free_q: OrderedDict = OrderedDict()   # named blocks no hold uses, head first
+        self.version = 0               # bumped when a name enters or leaves the index
+        self.hits_at = -1
+        self.hits: dict = {}           # session -> leading blocks found, at `hits_at`
+
+    # -- the index -------------------------------------------------------------
+    def _name(self, name, b) -> None:
+        b.name = name
+        cur = self.index.get(name)
+        if cur is None:
+            self.index[name] = b
+        elif type(cur) is list:
+            cur.append(b)
+        else:
+            self.index[name] = [cur, b]
+        self.version += 1
+
+    def _unname(self, b) -> None:
+        cur = self.index[b.name]
+        if cur is b:
+            del self.index[b.name]
+        else:
+            cur.remove(b)
+            if len(cur) == 1:
+                self.index[b.name] = cur[0]
+        b.name = None
+        self.version += 1
+
+    def _first(self, name):
+        cur = self.index[name]
+        return cur[0] if type(cur) is list else cur
+
+    def lookup(self, sess) -> int:
+        """The leading blocks of the session's chain that the index has."""
+        if self.hits_at != self.version:
+            self.hits.clear()
+            self.hits_at = self.version
+        key = (sess.sid, len(sess.content))
+        n = self.hits.get(key)
+        if n is not None:
+            return n
+        index = self.index
+        bs = self.bs
+        n = 0
+        names = chain(sess, bs, 1)
+        while names[n] in index:
+            n += 1
+            if n == len(names):
+                names = chain(sess, bs, n + 1)
+        self.hits[key] = n
+        return n
+
+    # -- what the machine calls ------------------------------------------------
+    def cached_of(self, sess) -> float:
+        if sess is None:
+            return 0.0
+        return float(self.lookup(sess) * self.bs)
+
+    def _hit(self, sess, units: float, reuse, caching: bool) -> int:
+        if not caching:
+            return 0
+        h = self.lookup(sess)
+        if reuse is not None:
+            h = min(h, math.floor(reuse / self.bs + 1e-12))
+        return min(h, math.floor(units / self.bs + 1e-12))
+
+    def fits_hold(self, need: float, sess, units: float, reuse, caching: bool) -> bool:
+        """Room for ``need`` units next to the allocated ones, the hit blocks
+        other holds already use counted once."""
+        h = self._hit(sess, units, reuse, caching)
+        held = 0
+        if h:
+            names = chain(sess, self.bs, h)
+            for j in range(h):
+                if self._first(names[j]).ref > 0:
+                    held += 1
+        return self.fits_admission(need - held * self.bs)
+
+    def take(self, pa, sess, units: float, caching: bool, reuse) -> float:
+        bs = self.bs
+        h = self._hit(sess, units, reuse, caching)
+        blocks = []
+        if h:
+            names = chain(sess, bs, h)
+            free_q = self.free_q
+            for j in range(h):
+                b = self._first(names[j])
+                if b.ref == 0:
+                    del free_q[b]
+                    self.cached -= bs
+                    self.used += bs
+                b.ref += 1
+                blocks.append(b)
+        alloc = round_up(bs, units)
+        new = int(alloc // bs) - h
+        if new > 0:
+            need = new * bs
+            self.make_room(need)
+            self.used += need
+            blocks.extend(Blk(None, 1) for _ in range(new))
+        pa.blocks = blocks
+        pa.nnamed = h
+        pa.alloc = float(len(blocks) * bs)
+        pa.pos = float(h * bs)
+        return float(h * bs)
+
+    def grow(self, pa, need: float) -> None:
+        self.make_room(need)
+        self.used += need
+        pa.blocks.extend(Blk(None, 1) for _ in range(int(round(need / self.bs))))
+        pa.alloc += need
+
+    def scheduled(self, pa, tokens: float) -> None:
+        """The hold's tokens up to ``tokens`` are being computed: its full
+        blocks among them are named now."""
+        if pa.hold.st.f_cache is None:
+            return
+        blocks = pa.blocks
+        n = min(int(tokens // self.bs), len(blocks))
+        j = pa.nnamed
+        if n <= j:
+            return
+        names = chain(pa.thread.sess, self.bs, n)
+        while j < n:
+            b = blocks[j]
+            if b.name is None:
+                self._name(names[j], b)
+            j += 1
+        pa.nnamed = n
+
+    def give_back(self, pa, keep, now: float) -> None:
+        """Release a hold's blocks, last first: the first ``keep`` units'
+        stay named and join the free queue's tail; the others are free."""
+        bs = self.bs
+        k = 0 if keep is None else int(keep // bs)
+        if k > pa.nnamed:
+            self.scheduled(pa, k * bs)
+        blocks = pa.blocks
+        free_q = self.free_q
+        for j in range(len(blocks) - 1, -1, -1):
+            b = blocks[j]
+            b.ref -= 1
+            if b.ref == 0:
+                self.used -= bs
+                if b.name is not None:
+                    if j < k:
+                        free_q[b] = None
+                        self.cached += bs
+                    else:
+                        self._unname(b)
+        pa.blocks = []
+        pa.nnamed = 0
+        self.allocs.pop(pa.seq, None)
+
+    def make_room(self, need: float) -> None:
+        """Evict the free queue's head, block by block, until ``need`` units
+        fit next to the used and the cached ones."""
+        free_q = self.free_q
+        if self.used + self.cached + need <= self.cap or not free_q:
+            return
+        self.sim.pool_tick(self)
+        bs = self.bs
+        after = self.sim.now >= self.sim.warmup
+        while self.used + self.cached + need > self.cap and free_q:
+            b = free_q.popitem(last=False)[0]
+            self._unname(b)
+            self.cached -= bs
+            if after:
+                self.evicted_units += bs
+                self.evicted_entries += 1
+
+    def drop(self, sess) -> None:
+        """`drop`: the named blocks of the session's chain that no hold uses
+        lose their names."""
+        n = self.lookup(sess)
+        names = chain(sess, self.bs, n)
+        for j in range(n):
+            cur = self.index.get(names[j])
+            for b in (list(cur) if type(cur) is list else [cur] if cur is not None else []):
+                if b.ref == 0:
+                    del self.free_q[b]
+                    self.cached -= self.bs
+                    self._unname(b)
+
+    def add_entry(self, sess, units, now):  # pragma: no cover - spill is refused for shared pools
+        raise AssertionError("a content-addressed pool has no per-session entries")
+
+    def consume(self, sess, reuse):  # pragma: no cover
+        raise AssertionError("a content-addressed pool has no per-session entries")

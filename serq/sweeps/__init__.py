@@ -1,0 +1,237 @@
+"""Sweeps: a program run at every combination of some inputs' values, on
+several seeds each (``serq sweep``, ``serq.sweep``).
+
+Every point is linked here first (so a value the program refuses stops the
+sweep before a run starts), each (point, seed) is one run wherever it runs
+(``backends``), and the rows come back in the grid's order — points in
+order, the first input varying slowest, then the seeds — so the table does
+not depend on the jobs or the backend.  A row is the point's inputs, the
+seed and the report's flat row (``serq.api.report.row``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from typing import Optional
+
+from ..diag import SerqError
+from . import grid as G
+from .spread import spread
+
+__all__ = ["sweep", "Sweep"]
+
+
+class Sweep:
+    """A finished sweep: ``inputs`` (the swept names, in order), ``seeds``,
+    ``rows`` (one dict per point and seed), ``columns``, ``seconds`` (the wall
+    time); ``to_frame()``, ``write(path)``, ``summary()``, ``text()``,
+    ``plot(x=, y=, by=)``."""
+
+    def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
+        from .table import columns
+        self.inputs = list(inputs)
+        self.seeds = list(seeds)
+        self.rows = rows
+        self.columns = columns(rows, self.inputs + ["seed"])
+        self.seconds = seconds
+        self.where = where
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __repr__(self):
+        pts = len(self.rows) // max(1, len(self.seeds))
+        return (f"<serq.Sweep: {pts} points × {len(self.seeds)} seeds = {len(self.rows)} runs; "
+                f"inputs {', '.join(self.inputs) or '-'}>")
+
+    # -- tables --------------------------------------------------------------------
+    def to_frame(self):
+        """The table as a pandas DataFrame (the extra ``serq[frames]``)."""
+        from ..api.report import pandas
+        return pandas().DataFrame(self.rows, columns=self.columns)
+
+    def write(self, path: str) -> None:
+        """Write the table as ``.csv`` or ``.parquet``."""
+        from .table import write
+        write(os.fspath(path), self.columns, self.rows)
+
+    def csv(self) -> str:
+        from .table import csv_text
+        return csv_text(self.columns, self.rows)
+
+    # -- the spread across seeds ------------------------------------------------
+    def default_metrics(self) -> list:
+        """The columns ``text()`` shows by default: each observe's mean, the
+        client's TTFT, each pool's preemptions (where one has any)."""
+        out = [c for c in self.columns if c.count(".") == 1 and c.endswith(".mean") and not c.startswith("run.")]
+        if "client.ttft.mean" in self.columns:
+            out.append("client.ttft.mean")
+        out += [c for c in self.columns if c.startswith("pool.") and c.endswith(".preemptions")
+                and any((r.get(c) or 0) != 0 for r in self.rows)]
+        return out
+
+    def summary(self, metrics: Optional[list] = None) -> list:
+        """Per point and metric, the spread across seeds: dicts of the point's
+        inputs, ``metric``, ``seeds``, ``mean``, ``half`` (the t-interval's
+        half-width, 95 %), ``min``, ``max``."""
+        metrics = self._metrics(metrics)
+        out = []
+        for point, rows in self._points():
+            for m in metrics:
+                s = spread([r.get(m) for r in rows])
+                out.append({**point, "metric": m, "seeds": s.n, "mean": s.mean, "half": s.half,
+                            "min": s.min, "max": s.max})
+        return out
+
+    def _metrics(self, metrics):
+        from ..api.report import missing
+        metrics = self.default_metrics() if metrics is None else list(metrics)
+        for m in metrics:
+            if m not in self.columns:
+                raise missing("column", m, self.columns)
+            if any(isinstance(r.get(m), str) for r in self.rows):
+                raise SerqError(_diag(f"the column `{m}` is not a number"))
+        return metrics
+
+    def _points(self):
+        groups: dict = {}
+        for r in self.rows:
+            key = tuple(r[n] for n in self.inputs)
+            groups.setdefault(key, []).append(r)
+        return [(dict(zip(self.inputs, k)), rows) for k, rows in groups.items()]
+
+    def text(self, metrics: Optional[list] = None) -> str:
+        """The spread across seeds as a table (what ``serq sweep`` prints)."""
+        from ..sim.report import _f, _table
+        rows = []
+        for s in self.summary(metrics):
+            rows.append([_param(s[n]) for n in self.inputs] +
+                        [s["metric"], str(s["seeds"]), _f(s["mean"], 4),
+                         "NaN" if s["half"] != s["half"] else f"±{s['half']:.4f}",
+                         _f(s["min"], 4), _f(s["max"], 4)])
+        header = self.inputs + ["metric", "seeds", "mean", "95% t", "min", "max"]
+        lines = _table(header, rows, left=0) if rows else []
+        notes = self.notes()
+        return "\n".join(lines + ([""] if lines and notes else []) + notes)
+
+    def notes(self) -> list:
+        """Lines about runs whose means are not over all the traffic: stuck
+        sessions or rejected requests at a pool."""
+        out = []
+        for col, what in ((".stuck", "stuck sessions"), (".rejected", "rejected requests")):
+            for c in self.columns:
+                if c.startswith("pool.") and c.endswith(col):
+                    bad = [r for r in self.rows if (r.get(c) or 0) > 0]
+                    if bad:
+                        pool = c[len("pool."):-len(col)]
+                        out.append(f"note: {len(bad)} of {len(self.rows)} runs have {what} at pool {pool} "
+                                   f"(column {c})")
+        return out
+
+    def _repr_html_(self):
+        import html
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.inputs + ["metric", "seeds", "mean",
+                                                                             "95% t", "min", "max"])
+        body = []
+        for s in self.summary():
+            cells = [_param(s[n]) for n in self.inputs] + [s["metric"], str(s["seeds"])] + \
+                [f"{v:.6g}" for v in (s["mean"], s["half"], s["min"], s["max"])]
+            body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        return (f"<p>{html.escape(repr(self))}</p><table><thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table>")
+
+    def plot(self, x: str, y: str, by: Optional[str] = None, **kw):
+        """``serq.plot.table(self, x=…, y=…, by=…)``: a matplotlib Figure."""
+        from ..plot import table
+        return table(self, x=x, y=y, by=by, **kw)
+
+
+def _diag(message: str, help=None):
+    from ..diag import Diagnostic
+    return Diagnostic("E971", message, help=help)
+
+
+def _param(v) -> str:
+    if isinstance(v, float):
+        return repr(v) if v != int(v) or abs(v) >= 1e15 else str(int(v))
+    return str(v)
+
+
+def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
+          arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
+          progress: Optional[bool] = None, out: Optional[str] = None) -> Sweep:
+    """Run ``program`` (a path or a :class:`serq.Program`) at every combination
+    of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
+    on every seed (``range(1, 6)`` or ``"1-5"``), each run with ``horizon``,
+    ``warmup``, ``arrivals`` and ``trace`` as ``prog.run`` takes them.
+
+    ``jobs``: processes (default: every core); ``dask``: ``"local"`` (a
+    LocalCluster of ``jobs`` worker processes), a scheduler's address, or a
+    ``distributed.Client``.  ``progress``: a progress bar on stderr (default:
+    when stderr is a terminal).  ``out``: also write the table there."""
+    from . import backends
+    from ..api.program import Program, load, usage
+    from .table import table_format
+    t0 = time.perf_counter()
+    if not isinstance(program, Program):
+        program = load(os.fspath(program))
+    lists = G.value_lists(set)
+    seed_list = G.parse_seeds(seeds)
+    if lists and program.from_ir:
+        raise usage(f"{program.path} is IR: its constants are already folded, so its inputs cannot be swept",
+                    help="sweep the .sq program")
+    if out is not None:
+        table_format(os.fspath(out))
+    if jobs is None:
+        jobs = backends.cpus()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
+    pts = G.points(lists)
+    # link every point before running any
+    irs = []
+    from .. import ir as I
+    for point in pts:
+        p = program.linked(point).settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
+        if p.trace is not None and not os.path.isabs(p.trace):
+            p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
+        irs.append(I.dumps(p))
+    tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
+    bar = _bar(len(tasks), progress)
+    results = {}
+    try:
+        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask,
+                                              on_done=bar.update if bar else (lambda: None)):
+            if diags is not None:
+                point = pts[index // len(seed_list)]
+                where = " ".join(f"{k}={v}" for k, v in point.items())
+                diags[-1].notes.append(f"in the sweep's run {where + ' ' if where else ''}seed "
+                                       f"{seed_list[index % len(seed_list)]}")
+                raise SerqError(diags)
+            results[index] = row
+    finally:
+        if bar:
+            bar.close()
+    rows = []
+    for index in range(len(tasks)):
+        point = pts[index // len(seed_list)]
+        rows.append({**{k: G.column_value(v) for k, v in point.items()}, **results[index]})
+    where = (f"dask {dask}" if isinstance(dask, str) else "dask") if dask is not None else \
+        f"{jobs} job{'s' if jobs != 1 else ''}"
+    result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where)
+    if out is not None:
+        result.write(out)
+    return result
+
+
+def _bar(total: int, progress: Optional[bool]):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, file=sys.stderr, unit="run", desc="sweep", leave=False)

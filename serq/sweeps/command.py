@@ -1,0 +1,77 @@
+"""`serq sweep`: the click command (registered by serq/cli.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..diag import SerqError
+
+
+def _bad(e: SerqError, hint: str) -> click.BadParameter:
+    d = e.diagnostics[0]
+    return click.BadParameter(d.message + (f" ({d.help})" if d.help else ""), param_hint=hint)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--set", "sets", multiple=True, metavar="NAME=V1,V2,…",
+              help="an input's values (commas outside parentheses separate them); repeat for a grid")
+@click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
+              help="the seeds of every point: 1-5, 1,3,7 or 1-3,10")
+@click.option("--horizon", type=float, help="each run's length")
+@click.option("--warmup", type=float, help="time discarded before recording")
+@click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")
+@click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")
+@click.option("--jobs", type=click.IntRange(min=1), help="processes (default: every core); with "
+              "--dask local, the cluster's workers")
+@click.option("--dask", "dask_target", metavar="ADDRESS|local",
+              help="run on a Dask cluster: a scheduler's address, or `local` for a LocalCluster")
+@click.option("--out", required=True, metavar="TABLE.csv|TABLE.parquet|-",
+              help="the table, one row per point and seed (`-`: CSV on stdout, no summary)")
+@click.option("--show", "show", multiple=True, metavar="COLUMN",
+              help="a column to summarise across seeds (default: the observes' means, the client's "
+                   "TTFT, the pools' preemptions)")
+def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target, out, show):
+    """Run FILE at every combination of the --set values on every seed; write
+    the table and print, per point, the mean across seeds and its spread."""
+    from . import grid as G, sweep as run_sweep
+    from .table import table_format
+    try:
+        lists = G.value_lists(G.cli_sets(sets))
+    except SerqError as e:
+        raise _bad(e, "--set")
+    try:
+        seed_list = G.parse_seeds(seeds)
+    except SerqError as e:
+        raise _bad(e, "--seeds")
+    if out != "-":
+        try:
+            table_format(out)
+        except SerqError as e:
+            raise _bad(e, "--out")
+    if horizon is None and not file.endswith(".json"):
+        raise click.UsageError("--horizon is required: a model says what the deployment is, the run "
+                               "says how long (e.g. --horizon 300)")
+    if dask_target is not None and dask_target != "local" and jobs is not None:
+        raise click.UsageError("--jobs sizes a local pool or --dask local; a running Dask cluster has "
+                               "the workers it has")
+    if lists and file.endswith(".json"):
+        raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
+                               "give --set to the .sq program")
+    result = run_sweep(file, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                       trace=trace, jobs=jobs, dask=dask_target)
+    if out == "-":
+        click.echo(result.csv(), nl=False)
+    else:
+        result.write(out)
+        text = result.text(list(show) if show else None)
+        if text:
+            click.echo(text)
+    pts = len(result.rows) // len(result.seeds)
+    click.echo(f"sweep: {pts} point{'s' if pts != 1 else ''} × {len(result.seeds)} "
+               f"seed{'s' if len(result.seeds) != 1 else ''} = {len(result.rows)} runs in "
+               f"{result.seconds:.1f} s ({result.where})" + (f"; table {out}" if out != "-" else ""),
+               err=True)
+    sys.exit(0)

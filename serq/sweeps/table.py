@@ -1,0 +1,139 @@
+"""A sweep's table: one row per point and seed, written as CSV or Parquet,
+and read back (``serq plot``, ``serq.read_table``).
+
+CSV: a header, then one line per row; a float is written as Python's
+shortest repr (``0.1``, ``1e-07``), so reading it back gives the very float,
+NaN as ``NaN``, an infinity as ``inf`` / ``-inf``, a whole number as itself,
+a text (a claim's verdict, an input given as an expression) as itself; a
+cell a row does not have (a pool only some points declare) is empty.
+Parquet (``pyarrow``, the extra ``serq[parquet]``): a column of whole
+numbers is int64, of numbers float64, else a string; a missing cell is null.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+
+from ..diag import Diagnostic, SerqError
+from ..api.extras import extra
+
+FORMATS = (".csv", ".parquet")
+_INT = re.compile(r"[+-]?\d+")
+
+
+def columns(rows: list[dict], first: list[str]) -> list[str]:
+    """``first``, then every other column in the order rows first have it."""
+    out = list(first)
+    seen = set(out)
+    for r in rows:
+        for k in r:
+            if k not in seen:
+                seen.add(k)
+                out.append(k)
+    return out
+
+
+def table_format(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise SerqError(Diagnostic("E971", f"{path}: a table is written as .csv or .parquet, not "
+                                           f"`{ext or path}`", help="--out table.csv or --out table.parquet"))
+    return ext
+
+
+def cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if v != v:
+            return "NaN"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    return str(v)
+
+
+def csv_text(cols: list[str], rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([cell(r.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def write(path: str, cols: list[str], rows: list[dict]) -> None:
+    """Write the table (its format by the extension), whole or not at all."""
+    ext = table_format(path)
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.partial")
+    try:
+        if ext == ".csv":
+            with open(tmp, "w", encoding="utf-8", newline="") as f:
+                f.write(csv_text(cols, rows))
+        else:
+            pa = extra("pyarrow")
+            pq = extra("pyarrow.parquet", "parquet")
+            arrays = [_arrow_column(pa, [r.get(c) for r in rows]) for c in cols]
+            pq.write_table(pa.table(arrays, names=cols), tmp)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise SerqError(Diagnostic("E971", f"cannot write {path}: {e.strerror}")) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _arrow_column(pa, values: list):
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pa.array(values, type=pa.int64())
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
+    return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def parse_cell(text: str):
+    if text == "":
+        return None
+    if _INT.fullmatch(text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def read(path: str) -> tuple[list[str], list[dict]]:
+    """A table written by a sweep (or any CSV / Parquet with a header):
+    (columns, rows), each row a dict of numbers and texts (None: missing)."""
+    ext = table_format(path)
+    if ext == ".parquet":
+        pq = extra("pyarrow.parquet", "parquet")
+        try:
+            t = pq.read_table(path)
+        except OSError as e:
+            raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e}")) from None
+        cols = list(t.column_names)
+        return cols, t.to_pylist()
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = list(csv.reader(f))
+    except OSError as e:
+        raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e.strerror}")) from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise SerqError(Diagnostic("E972", f"{path}: not a CSV table: {e}")) from None
+    if not lines:
+        raise SerqError(Diagnostic("E972", f"{path} is empty: a table has a header line"))
+    cols = lines[0]
+    rows = []
+    for i, line in enumerate(lines[1:], start=2):
+        if not line:
+            continue
+        if len(line) != len(cols):
+            raise SerqError(Diagnostic("E972", f"{path}:{i}: {len(line)} cells, the header has {len(cols)}"))
+        rows.append({c: parse_cell(v) for c, v in zip(cols, line)})
+    return cols, rows

@@ -1,0 +1,24 @@
+"""One run of a sweep, where it is run (in this process, a pool's worker or a
+Dask worker): the IR as canonical JSON and a seed in, the report's flat row
+out.  Every backend calls :func:`run_task`, so the rows are the same
+whatever ran them."""
+
+from __future__ import annotations
+
+
+def run_task(task: tuple):
+    """``(index, ir_json, seed)`` → ``(index, row, None)``, or ``(index,
+    None, diagnostics)`` when the run fails with a SerqError (returned, not
+    raised, so that it crosses a process or the network whole)."""
+    index, ir_json, seed = task
+    import dataclasses
+    from .. import ir
+    from ..api.report import Report
+    from ..diag import SerqError
+    from ..sim import simulate
+    try:
+        program = dataclasses.replace(ir.loads(ir_json, "<sweep>"), seed=seed)
+        ir.validate(program)
+        return index, Report(simulate(program)).row(), None
+    except SerqError as e:
+        return index, None, e.diagnostics

@@ -1,0 +1,280 @@
+"""The content-addressed pool (`cache shared;`, serq/sim/prefix.py).
+
+The memory invariant at every event on random programs with shared content
+(Hypothesis): `used + cached <= cap` with a shared block counted once, every
+block's reference count the number of allocations that hold it, the free
+queue exactly the named blocks no hold uses, the index exactly the named
+blocks.  And the rules one at a time, on programs small enough to follow
+by hand (their numbers are worked out in the comments)."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from serq.ir import model as M
+from serq.sim import RunError, simulate
+from serq.sim.prefix import Blk
+
+from builder import A, Builder, cond, exp, floor, fmax, fmin, query, sample, sessions
+
+S = M.SLOT
+
+
+def shared_invariant(sim):
+    for p in sim.pools:
+        if not p.shared:
+            continue
+        bs = p.bs
+        held = {}
+        for pa in p.allocs.values():
+            assert pa.alloc == len(pa.blocks) * bs, (pa.alloc, len(pa.blocks))
+            for b in pa.blocks:
+                held[id(b)] = (b, held.get(id(b), (b, 0))[1] + 1)
+        for b, n in held.values():
+            assert b.ref == n, (b.ref, n)
+        assert p.used == bs * len(held), (p.used, len(held))
+        for b in p.free_q:
+            assert b.ref == 0 and b.name is not None and id(b) not in held
+        assert p.cached == bs * len(p.free_q)
+        named = 0
+        for name, cur in p.index.items():
+            blocks = cur if type(cur) is list else [cur]
+            assert blocks and all(type(b) is Blk and b.name == name for b in blocks)
+            assert len({id(b) for b in blocks}) == len(blocks)
+            named += len(blocks)
+        named_live = sum(1 for b, _ in held.values() if b.name is not None) + len(p.free_q)
+        assert named == named_live, (named, named_live)
+        assert p.used + p.cached <= p.cap + 1e-9, (p.used, p.cached, p.cap)
+
+
+@st.composite
+def programs(draw):
+    """A vLLM-like engine over a content-addressed KV pool: conversations
+    whose turns grow a context that starts with one of a few shared prompts,
+    prefix lookups, chunked growth, preemption, leases and drops."""
+    b = Builder()
+    bs = draw(st.sampled_from([1, 2, 4, 16]))
+    cap = draw(st.integers(6, 60)) * bs
+    preempt = draw(st.sampled_from(["none", "lifo", "tail"]))
+    preempt = (M.PreemptNone() if preempt == "none" else
+               M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), preempt == "tail"))
+    kv = b.pool("kv", cap=cap, block=bs, preempt=preempt, shared=True)
+    reqs = b.pool("reqs", cap=draw(st.integers(1, 6)))
+    e = b.step("e", draw(st.integers(1, 64)), 1, chunk=draw(st.integers(0, 16)),
+               memory=kv if draw(st.booleans()) else None)
+    if draw(st.booleans()):
+        b.set_admit_via(reqs, e)
+    tool = b.stage("tool", M.KDelay())
+    n, o, known, K, tenant = b.attr("n"), b.attr("o"), b.attr("known"), b.attr("K"), b.attr("tenant")
+    computed = A(S["computed"])
+    prompt = A(K) + A(n)
+    known_e = cond(computed < prompt, prompt, computed + 1)
+    hit = fmin(query("CachedIn", kv), floor((known_e - 1) / bs) * bs)
+    units = fmin(known_e, hit + query("BudgetLeft", e)) if draw(st.booleans()) else known_e
+    res = draw(st.booleans())
+    hp = [(reqs, 1), (kv, units, known_e)] if res else [(reqs, 1), (kv, units)]
+    body = [
+        b.set(known, known_e),
+        b.run(e, fmax(0, A(known) - A(S["cached"])), mode="Prefill", growing=kv),
+        b.run(e, fmax(0, A(o) - 1 - (A(known) - prompt)), mode="Decode", growing=kv),
+    ]
+    if draw(st.booleans()):
+        body.append(b.grow(kv, bs))
+    cache = draw(st.sampled_from(["all", "prompt", "none"]))
+    cache = None if cache == "none" else prompt + A(o) - 1 if cache == "all" else prompt
+    hold = b.hold(hp, body, cache=cache, reuse=hit if cache is not None and draw(st.booleans()) else None)
+    tail = [b.set(K, prompt + A(o), side="client"), b.run(tool, exp(2.0), side="client")]
+    if draw(st.booleans()):
+        tail.append(b.drop(kv, side="client"))
+    turns = draw(st.integers(1, 3))
+    b.init([b.set(tenant, floor(sample("Uniform", 0, draw(st.integers(1, 3))))), b.set(K, 0)])
+    b.turn_items([b.set(n, floor(sample("Uniform", 1, cap * 0.4))), b.set(o, floor(sample("Uniform", 1, 8)))])
+    shared_len = draw(st.integers(0, 40))
+    b.session([b.content(A(tenant), shared_len),
+               b.loop([b.turn(), hold] + tail +
+                      [b.branch(A(S["turn_no"]) >= turns, [b.end()], side="client")], side="client")])
+    arrival = draw(st.sampled_from(["poisson", "batch"]))
+    arrival = M.APoisson(draw(st.sampled_from([0.3, 1.0, 3.0]))) if arrival == "poisson" else \
+        M.ABatch(draw(st.integers(1, 8)))
+    return b.program(arrival=arrival, horizon=draw(st.sampled_from([20.0, 40.0])),
+                     seed=draw(st.integers(0, 2 ** 31)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_shared_pools_keep_their_invariant(prog):
+    try:
+        simulate(prog, check_hook=shared_invariant)
+    except RunError as e:
+        # a hold that fits, grows past its pool and preempts itself at one
+        # instant is the program's error, caught as such
+        assert e.code in ("R005",), e.render()
+
+
+def _kv(p):
+    try:
+        return simulate(p).data()["pools"][0]
+    except RunError:
+        return None
+
+
+def _first_turn_hit(p):
+    """Some session's first admission took blocks from the cache: blocks
+    another session computed (its own chain is empty then)."""
+    import dataclasses
+    blocks = list(p.blocks)
+    k = len(p.observes)
+    for blk in p.blocks:
+        for s in blk.stmts:
+            if type(s) is M.SHold:
+                body = blocks[s.body]
+                blocks[s.body] = M.Block((M.SObserve(k, M.EAttr(S["cached"])),) + body.stmts,
+                                         (None,) + body.locs, ("server",) + body.sides)
+    prog = dataclasses.replace(p, blocks=tuple(blocks), observes=p.observes + ("hit",))
+    try:
+        r = simulate(prog)
+    except RunError:
+        return False
+    first = {}
+    for _, sess, turn, v in r.samples("hit"):
+        if turn == 1:
+            first.setdefault(sess, v)
+    return any(v > 0 for v in first.values())
+
+
+def test_random_shared_programs_share_evict_and_preempt():
+    """The generator's programs hit blocks other sessions computed, evict and
+    preempt, so the invariant test exercises all three."""
+    from hypothesis import find
+    opts = settings(deadline=None, database=None, max_examples=300, suppress_health_check=list(HealthCheck))
+    find(programs(), lambda p: (_kv(p) or {}).get("preemptions", 0) > 0, settings=opts)
+    find(programs(), lambda p: (_kv(p) or {}).get("evicted_units", 0) > 0, settings=opts)
+    find(programs(), _first_turn_hit, settings=opts)
+
+
+# -- the rules, by hand ----------------------------------------------------------
+# examples/replay/mooncake.sq on the step clock (the Mooncake oracle's program),
+# with rows whose hash ids name 8 tokens each, blocks of 4 tokens, 40 blocks.
+
+def _run(rows, **engine):
+    from serq.cli import mooncake_program
+    from serq.oracle import mooncake as MC
+    eng = {"budget": 100, "max_seqs": 4, "block_size": 4, "num_blocks": 40, "chunk": 0}
+    eng.update(engine)
+    s = MC.check({"engine": eng, "step_ms": 1, "hash_block": 8,
+                  "rows": [dict(timestamp=t, input_length=n, output_length=o, hash_ids=ids)
+                           for t, n, o, ids in rows]}, "test")
+    p = mooncake_program(s)
+    rep = simulate(p, step_log=True, check_hook=shared_invariant)
+    return MC.outcome(rep, s), rep
+
+
+def test_a_request_admitted_later_in_a_step_hits_the_blocks_the_step_computes():
+    # r0 and r1 have one prompt of 40 tokens.  Step 0 schedules r0's 40 tokens
+    # and names its 10 full blocks; r1, admitted after it in the same step,
+    # finds all 10 and takes 36 (never its last token: floor(39 / 4) * 4).
+    out, rep = _run([(0, 40, 2, [1, 2, 3, 4, 5]), (0, 40, 2, [1, 2, 3, 4, 5])])
+    assert [r["cached"] for r in out["requests"]] == [0, 36]
+    assert [r["first"] for r in out["requests"]] == [1, 1]
+    # shared blocks count once: r0 holds 11 blocks (40 tokens and the slot of
+    # its first decode), r1 the 9 it shares and 1 of its own: 11 used of 40
+    step0 = rep.step_log[0]
+    assert step0["tokens"] == {0: 40.0, 1: 4.0} and step0["free"] == (40 - 11) * 4
+
+
+def test_a_lookup_stops_at_the_first_block_that_differs():
+    # r1 shares r0's first 16 tokens (hash ids 1, 2), then differs: 4 blocks
+    out, _ = _run([(0, 40, 2, [1, 2, 3, 4, 5]), (5, 30, 3, [1, 2, 9, 10])])
+    assert [r["cached"] for r in out["requests"]] == [0, 16]
+
+
+def test_the_tail_of_a_freed_prompt_is_evicted_first():
+    # r0 (40 tokens, 1 output: 10 blocks named, all freed at step 1, its
+    # last block first into the free queue) then r1, 120 tokens of its own
+    # (30 blocks) in a pool of 36: 30 - (36 - 10) = 4 blocks must be evicted,
+    # r0's last four (its tail); r2 repeats r0's prompt and finds 6 blocks.
+    out, _ = _run([(0, 40, 1, [1, 2, 3, 4, 5]), (3, 120, 1, list(range(20, 35))),
+                   (6, 40, 1, [1, 2, 3, 4, 5])], num_blocks=36)
+    assert [r["cached"] for r in out["requests"]] == [0, 0, 24]
+
+
+def test_per_session_entries_do_not_share_what_a_shared_pool_does():
+    # the same two requests with the pool's cache per session: r1 finds nothing
+    import dataclasses
+    from serq.cli import mooncake_program
+    from serq.oracle import mooncake as MC
+    s = MC.check({"engine": {"budget": 100, "max_seqs": 4, "block_size": 4, "num_blocks": 40, "chunk": 0},
+                  "step_ms": 1, "hash_block": 8,
+                  "rows": [dict(timestamp=t, input_length=40, output_length=2, hash_ids=[1, 2, 3, 4, 5])
+                           for t in (0, 4)]}, "test")
+    p = mooncake_program(s)
+    per = dataclasses.replace(p, pools=tuple(dataclasses.replace(x, shared=False) for x in p.pools))
+    assert [r["cached"] for r in MC.outcome(simulate(p), s)["requests"]] == [0, 36]
+    assert [r["cached"] for r in MC.outcome(simulate(per), s)["requests"]] == [0, 0]
+
+
+def test_content_statement_faults_name_the_statement():
+    b = Builder()
+    tool = b.stage("tool", M.KDelay())
+    b.session([b.turn(), b.content(A(S["serial"]) - 1, 4), b.run(tool, 1, side="client")])
+    prog = b.program(arrival=sessions({}), horizon=5)
+    with pytest.raises(RunError) as e:
+        simulate(prog)
+    assert e.value.code == "R020"
+    assert "`content`: the id is -1: a whole number ≥ 0" in e.value.render()
+
+
+def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):
+    from serq.link import compile_file
+    good = open("examples/replay/data/mooncake_conversation.jsonl", encoding="utf-8").readlines()[:2]
+    bad = tmp_path / "t.jsonl"
+    bad.write_text("".join(good) + '{"timestamp": 5, "input_length": 3}\n', encoding="utf-8")
+    p = compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(bad))
+    with pytest.raises(RunError) as e:
+        simulate(p)
+    assert e.value.render().startswith(
+        f"error[R014]: {bad}:3: the fields are input_length, timestamp, not timestamp, input_length, "
+        "output_length, hash_ids")
+    short = tmp_path / "s.jsonl"
+    short.write_text('{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1]}\n')
+    with pytest.raises(RunError) as e:
+        simulate(compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(short)))
+    assert f"{short}:1: 1 hash ids for 600 input tokens: one per 512 tokens (2)" in e.value.render()
+
+
+def test_a_mooncake_trace_arrives_at_its_timestamps():
+    # the first rows of the trace, on mooncake.sq's clock: row i arrives at
+    # 0.001 × timestamp_i s (the scale times the timestamp, in milliseconds)
+    from serq.ir.trace import read_mooncake
+    from serq.link import compile_file
+    rows = read_mooncake("examples/replay/data/mooncake_conversation.jsonl", 0, 40)
+    p = compile_file("examples/replay/mooncake.sq", horizon=1000.0, arrivals=40)
+    r = simulate(p)
+    sent = sorted((s, t) for t, s, _, _ in r.samples("sent"))
+    assert sent == [(i, 0.001 * row.timestamp) for i, row in enumerate(rows)]
+    # everyone shares the trace's first block (hash id 0, a system prompt):
+    # every request after the first finds its 512 tokens (32 blocks of 16)
+    cached = dict((s, v) for _, s, _, v in r.samples("cached_tokens"))
+    assert cached[0] == 0 and all(cached[i] >= 512 for i in range(1, 40) if rows[i].hash_ids[0] == 0)
+
+
+@pytest.mark.parametrize("pool, stmt, message", [
+    ("pool kv { cap 64; block 4; cache shared; evict by (age); }", "",
+     "error[E291]: pool `kv` is content-addressed (`cache shared;`): it evicts the least recently freed block "
+     "first (`evict lru;`) and does not spill"),
+    ("pool kv { cap 64; cache shared; }", "",
+     "error[E290]: pool `kv` is content-addressed (`cache shared;`): it needs a block of a whole number of "
+     "tokens"),
+    ("pool kv { cap 64; block 4; cache shared; }", "content (1.5, 4);",
+     "error[E292]: `content`: the id is 1.5: a whole number ≥ 0"),
+])
+def test_what_a_content_addressed_program_may_not_say(tmp_path, pool, stmt, message):
+    from serq.diag import SerqError
+    from serq.link import compile_file
+    src = tmp_path / "p.sq"
+    src.write_text("fn main() {\n  " + pool + "\n  stage s : delay;\n"
+                   "  workload { arrive poisson(1); session { " + stmt + " turn; } }\n"
+                   "  server { hold kv (cost(kv, 4)) { run s (cost(s, 1)); } cache (cost(kv, 4)); }\n}\n")
+    with pytest.raises(SerqError) as e:
+        compile_file(str(src), horizon=10.0)
+    assert message in e.value.render()

@@ -1,0 +1,103 @@
+"""Instance files (`run { … }` beside a program), the default instance, and
+inputs after `--`."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from serq.cli import main
+from serq.diag import SerqError
+from serq.instance import default_for, read
+from serq.link import compile_file
+from tools.examples import programs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cli(*args):
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("example", programs())
+def test_every_example_has_a_default_instance_that_links(example):
+    path = default_for(os.path.join(ROOT, example))
+    assert path is not None, f"no instances/{os.path.basename(example)} beside {example}"
+    inst = read(path)
+    assert inst.settings["horizon"] > 0
+    compile_file(os.path.join(ROOT, example), sets=inst.inputs, horizon=inst.settings["horizon"],
+                 warmup=inst.settings.get("warmup", 0.0), seed=inst.settings.get("seed", 1))
+
+
+def test_the_default_instance_is_the_readmes_run():
+    """`serq run examples/multi-turn/vllm.sq` (its default instance) prints what
+    the README's `--horizon 300 --warmup 30` does, byte for byte."""
+    a = cli("run", "examples/multi-turn/vllm.sq")
+    b = cli("run", "examples/multi-turn/vllm.sq", "--instance", "examples/multi-turn/instances/vllm.sq")
+    c = cli("run", "examples/multi-turn/vllm.sq", "--horizon", "300", "--warmup", "30")
+    assert a[0] == 0 and a == b == c
+
+
+def test_flags_and_sets_win_over_the_instance(tmp_path):
+    inst = tmp_path / "i.sq"
+    inst.write_text("run { horizon 500; warmup 50; seed 3; lambda 0.3; S 2; }\n", encoding="utf-8")
+    code, out = cli("run", "examples/single-turn/mg1.sq", "--instance", str(inst), "--json")
+    assert code == 0
+    import json
+    d = json.loads(out)
+    assert (d["horizon"], d["warmup"], d["seed"]) == (500.0, 50.0, 3)
+    assert d["stages"][0]["utilization"] == pytest.approx(0.6, abs=0.15)    # lambda 0.3 · S 2
+    code, out = cli("run", "examples/single-turn/mg1.sq", "--instance", str(inst), "--json",
+                    "--horizon", "800", "--set", "S=1", "--", "lambda=0.5")
+    d = json.loads(out)
+    assert (d["horizon"], d["warmup"], d["seed"]) == (800.0, 50.0, 3)
+    assert d["stages"][0]["utilization"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_inputs_after_a_double_dash_are_sets():
+    a = cli("run", "examples/single-turn/mg1.sq", "--horizon", "1000", "--", "lambda=0.3")
+    b = cli("run", "examples/single-turn/mg1.sq", "--horizon", "1000", "--set", "lambda=0.3")
+    assert a[0] == 0 and a == b
+    code, out = cli("ir", "examples/single-turn/mg1.sq", "--horizon", "10", "--", "lambda=0.3", "S=2")
+    assert code == 0 and '"Poisson": 0.3' in out
+
+
+def test_without_a_horizon_or_an_instance_run_says_what_to_pass(tmp_path):
+    prog = tmp_path / "p.sq"
+    with open(os.path.join(ROOT, "examples", "single-turn", "mg1.sq"), encoding="utf-8") as f:
+        prog.write_text(f.read(), encoding="utf-8")
+    code, out = cli("run", str(prog))
+    assert code == 2
+    assert ("Error: no horizon: a model says what the deployment is, the run says how long. Give "
+            "--horizon T (and --warmup, --seed), or an instance file with --instance FILE "
+            f"(`run {{ horizon T; warmup W; }}`); `{tmp_path / 'instances' / 'p.sq'}` would be this "
+            "program's default instance") in " ".join(out.split())
+
+
+def test_ir_without_a_horizon_is_for_inspection():
+    code, out = cli("ir", "examples/single-turn/mg1.sq")
+    assert code == 0 and '"horizon": 20000.0' in out      # its default instance
+    code, out = cli("check", "examples/single-turn/mg1.sq")
+    assert code == 0
+
+
+def test_instance_file_errors_are_located(tmp_path):
+    bad = tmp_path / "bad.sq"
+    bad.write_text("run { horizon -3; horizon 4; lamda 0.3; }\n", encoding="utf-8")
+    with pytest.raises(SerqError) as e:
+        read(str(bad))
+    assert e.value.render() == (
+        f"{bad}:1:15: error[E120]: the horizon is a positive finite number, not -3\n"
+        "  |\n1 | run { horizon -3; horizon 4; lamda 0.3; }\n  |               ^^\n"
+        "  = help: an instance file is `run { horizon T; warmup W; seed N; NAME value; }`\n\n"
+        f"{bad}:1:19: error[E121]: `horizon` is given twice\n"
+        "  |\n1 | run { horizon -3; horizon 4; lamda 0.3; }\n  |                   ^^^^^^^\n"
+        f"  = note: first given at {bad}:1:7\n\nerror: 2 errors")
+    bad.write_text("run { horizon 10; lamda 0.3; }\n", encoding="utf-8")
+    code, out = cli("run", "examples/single-turn/mg1.sq", "--instance", str(bad))
+    assert code == 1
+    assert out.startswith(f"{bad}:1:19: error[E251]: `lamda`: the program declares no input `lamda`")
+    assert "did you mean `lambda`?" in out
