@@ -248,3 +248,11 @@ def test_a_pd_scenario_that_could_never_run_is_refused_with_its_reason(tmp_path)
                                "of 4) and D has 4: it could never run\n")
     r = CliRunner().invoke(main, ["oracle", "pd", str(tmp_path / "none.json")])
     assert r.exit_code == 1 and r.output.startswith(f"error[E950]: cannot read P/D scenario {tmp_path}/none.json")
+
+
+def test_pd_diff_says_which_field_of_which_request_parts():
+    ours = {"requests": [{"req": 0, "p_first": 1, "d_last": 5}], "ticks": 6}
+    theirs = {"requests": [{"req": 0, "p_first": 2, "d_last": 5}, {"req": 1}], "ticks": 7, "vllm": "0.33.0"}
+    assert PD.diff(ours, theirs) == ["request 0: p_first serQ 1 vLLM 2", "request 1: only vLLM has it",
+                                     "ticks: serQ 6 vLLM 7"]
+    assert PD.diff(ours, dict(ours, vllm="0.33.0")) == []

@@ -11,6 +11,7 @@ import os
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from . import divergence
+from .outcome import diff_rows
 from .scenario import read_json
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_pd.sq")
@@ -146,17 +147,8 @@ def outcome(report, program: M.Program) -> dict:
 
 def diff(ours: dict, theirs: dict) -> list[str]:
     """The fields where two outcomes differ, in words (empty: they agree)."""
-    out = []
-    a = {r["req"]: r for r in ours.get("requests", [])}
-    b = {r["req"]: r for r in theirs.get("requests", [])}
-    for i in sorted(set(a) | set(b)):
-        ra, rb = a.get(i), b.get(i)
-        if ra is None or rb is None:
-            out.append(f"request {i}: only {'vLLM' if ra is None else 'serQ'} has it")
-            continue
-        for f in FIELDS:
-            if ra.get(f) != rb.get(f):
-                out.append(f"request {i}: {f} serQ {ra.get(f)} vLLM {rb.get(f)}")
+    out = diff_rows(ours.get("requests", []), theirs.get("requests", []), key=lambda r: r["req"],
+                    name=lambda i: f"request {i}", fields=FIELDS)
     if ours.get("ticks") != theirs.get("ticks"):
         out.append(f"ticks: serQ {ours.get('ticks')} vLLM {theirs.get('ticks')}")
     return out
