@@ -83,7 +83,7 @@ CTX_SPELL = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "La
 QUERY_SPELL = {"Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
                "Queued": "queued", "Queue": "queue", "Busy": "busy", "Work": "work",
                "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
-               "BudgetLeft": "budget_left"}
+               "BudgetLeft": "budget_left", "Prefilling": "prefilling"}
 DISTS = {"Exp": "~exp", "Det": "~det", "Uniform": "~uniform", "Erlang": "~erlang", "H2": "~h2",
          "Bernoulli": "~bernoulli"}
 

@@ -334,8 +334,8 @@ def oracle():
 
 
 # the programs the oracle commands run: one home, serq/api/oracle.py
-from .api.oracle import (mooncake_program, program_for_scenario, program_for_trace,  # noqa: E402,F401
-                          scenario_program, trace_program)
+from .api.oracle import (mooncake_program, pd_program, program_for_scenario,  # noqa: E402,F401
+                          program_for_trace, scenario_program, trace_program)
 
 
 def _oracle_json(out: dict) -> str:
@@ -427,8 +427,14 @@ def oracle_diff(scenario, program, sets):
     theirs, t_vllm = run_once(scenario, steps=True)
     text = D.report(D.ours_by_step(rep.step_log, c.s["block_size"]), D.theirs_by_step(theirs["log"]))
     fields = O.diff(ours, theirs)
+    _verdict(text, fields, "steps", t_ours, t_vllm)
+
+
+def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float) -> None:
+    """The first divergence (or `agree`), the fields that differ, both times;
+    exit 0 only when both agree."""
     if text == "agree" and fields:
-        text = "the steps agree but the outcomes differ"
+        text = f"the {what} agree but the outcomes differ"
     click.echo(text)
     for f in fields:
         click.echo(f"  {f}")
@@ -437,12 +443,18 @@ def oracle_diff(scenario, program, sets):
     sys.exit(0 if text == "agree" and not fields else 1)
 
 
+def _fuzz_options(what: str):
+    def wrap(f):
+        f = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
+                         show_default=True, help="where a shrunk disagreement is written")(f)
+        f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
+        return click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
+                            help=f"random {what} to run")(f)
+    return wrap
+
+
 @oracle.command(name="fuzz")
-@click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
-              help="random scenarios to run")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
-              show_default=True, help="where a shrunk disagreement is written")
+@_fuzz_options("scenarios")
 @click.option("--harness", "kind", type=click.Choice(["scenario", "replay", "mooncake"]), default="scenario",
               show_default=True, help="requests (scenario), or traffic whose requests share content: "
                                       "multi-turn sessions with shared system prompts (replay), "
@@ -653,6 +665,118 @@ from .plot.command import plot as _plot  # noqa: E402
 
 main.add_command(_sweep)
 main.add_command(_plot)
+
+
+# ---------------------------------------------------------------- the P/D oracle
+
+def _pd_ours(s: dict, log: bool = False, clock: Optional[list] = None):
+    """(serQ's outcome, the report) for a P/D scenario; a run-time error is an
+    outcome with no requests, which disagrees with every answer of vLLM's.
+    ``clock`` gathers the seconds spent linking and running."""
+    import time
+    from .oracle import pd as PD
+    from .sim import simulate
+    try:
+        a = time.perf_counter()
+        p = pd_program(s)
+        b = time.perf_counter()
+        rep = simulate(p, step_log=log)
+        if clock is not None:
+            clock[0] += b - a
+            clock[1] += time.perf_counter() - b
+    except SerqError as e:
+        return {"requests": [], "ticks": None, "error": e.render()}, None
+    return PD.outcome(rep, p), rep
+
+
+@oracle.command(name="pd")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True,
+              help="print what two of vLLM's real schedulers give (tools/oracle/vllm_pd_oracle.py)")
+@click.option("--diff", "diff", is_flag=True,
+              help="run both; print the first tick where they part (what each instance scheduled, "
+                   "loaded, freed) or `agree`")
+def oracle_pd(scenario, use_vllm, diff):
+    """A prefill/decode SCENARIO.json through examples/oracle/vllm_pd.sq on the step
+    clock; print serQ's answer in the harness's format."""
+    import time
+    from .oracle import pd as PD
+    from .oracle.vllm import PD as HARNESS, run_once
+    if use_vllm and not diff:
+        theirs, _ = run_once(scenario, script=HARNESS)
+        from .oracle.pd import dumps
+        click.echo(dumps(theirs))
+        return
+    s = PD.load(scenario)
+    t0 = time.perf_counter()
+    p = pd_program(s)
+    from .sim import simulate
+    rep = simulate(p, step_log=diff)
+    ours = PD.outcome(rep, p)
+    t_ours = time.perf_counter() - t0
+    if not diff:
+        click.echo(PD.dumps(ours))
+        return
+    theirs, t_vllm = run_once(scenario, steps=True, script=HARNESS)
+    text = PD.report(PD.ours_by_tick(rep.step_log, ours), PD.theirs_by_tick(theirs["log"]))
+    fields = PD.diff(ours, theirs)
+    _verdict(text, fields, "ticks", t_ours, t_vllm)
+
+
+def _pd_shrink(s, d, disagrees, seed, i, out_dir):
+    """Shrink a disagreeing P/D scenario; write it and its first divergence."""
+    from .oracle import fuzz as F, pd as PD, pd_fuzz as G
+    from .oracle.vllm import PD as HARNESS, Harness
+    small = F.shrink_with(s, disagrees, F.pd_candidates, G.feasible)
+    os.makedirs(out_dir, exist_ok=True)
+    name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
+    with open(name + ".json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(small, sort_keys=True) + "\n")
+    with Harness(steps=True, script=HARNESS) as hs:
+        their = hs.ask(small)
+    ours_small, rep = _pd_ours(small, log=True)
+    text = (PD.report(PD.ours_by_tick(rep.step_log, ours_small), PD.theirs_by_tick(their["log"]))
+            if rep is not None else ours_small["error"])
+    with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
+        f.write(text + "\n" + "\n".join(PD.diff(ours_small, their)) + "\n")
+    click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
+
+
+@oracle.command(name="pd-fuzz")
+@_fuzz_options("P/D scenarios")
+def oracle_pd_fuzz(n, seed, out_dir):
+    """Random P/D scenarios through serQ and two of vLLM's real schedulers; a
+    disagreement is shrunk to a minimal scenario and written with its first
+    divergence."""
+    import time
+    from .oracle import pd as PD, pd_fuzz as G
+    from .oracle.vllm import PD as HARNESS, Harness
+
+    found = 0
+    t_vllm = 0.0
+    clock = [0.0, 0.0]      # serQ: linking, running
+    t0 = time.perf_counter()
+    with Harness(script=HARNESS) as h:
+        def disagrees(s):
+            return bool(PD.diff(_pd_ours(s)[0], h.ask(s)))
+        for i in range(n):
+            s = G.generate(seed, i)
+            mine = _pd_ours(s, clock=clock)[0]
+            b = time.perf_counter()
+            theirs = h.ask(s)
+            t_vllm += time.perf_counter() - b if i else 0.0
+            d = PD.diff(mine, theirs)
+            if d:
+                found += 1
+                _pd_shrink(s, d, disagrees, seed, i, out_dir)
+            if (i + 1) % 100 == 0:
+                click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
+    wall = time.perf_counter() - t0
+    click.echo(f"pd-fuzz: {n} scenarios (seed {seed}), {found} disagreed; {n / wall:.1f} scenarios/s "
+               f"(serQ {1000 * sum(clock) / n:.1f} ms per scenario: link {1000 * clock[0] / n:.1f}, "
+               f"run {1000 * clock[1] / n:.1f}; vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
+               f"after a {h.startup:.1f} s start)")
+    sys.exit(1 if found else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -143,3 +143,15 @@ def test_queue_error_message(name):
     with pytest.raises(SerqError) as info:
         compile_source(BASE.replace(old, new, 1), "t.sq")
     assert info.value.render() == expected
+
+
+def test_a_nic_that_fails_to_declare_is_reported_once_and_its_reads_say_nothing_more():
+    """A NIC whose capacity does not link (an unknown name) is the one error:
+    the relation's read over it adds none (it raised KeyError before)."""
+    src = BASE.replace("  queue D : decode {\n    pool kv { cap 100; }\n    serve fifo;\n    nic ps(10);",
+                       "  queue D : decode {\n    pool kv { cap 100; }\n    serve fifo;\n    nic ps(Bw);")
+    assert src != BASE
+    with pytest.raises(SerqError) as info:
+        compile_source(src, "t.sq")
+    assert info.value.render() == (
+        "t.sq:14:12: error[E201]: unknown name `Bw`\n   |\n14 |     nic ps(Bw);\n   |            ^^")

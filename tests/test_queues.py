@@ -356,6 +356,89 @@ def test_a_link_with_a_transfer_entry_is_called_in_the_reads_place():
     assert pools["P.kv[0]"]["mean_used"] == pytest.approx((2 * 20 * 5) / 100)  # leased 1 → 5, of 100
 
 
+def test_a_queues_engine_reads_its_members_own_pools_bare():
+    """Inside queue D, `queued(kv)` in its engine's schedule is the member's
+    own pool, as in its entries: member 1's cap reads D.kv[1]."""
+    src = pull_program().replace("let ND = 1;", "let ND = 2;").replace(
+        "D[0].decode (prompt) from P[0];", "D[serial - 2 * floor(serial / 2)].decode (prompt) from P[0];")
+    src = src.replace("""    engine on gpu {
+      reqs cap 4;
+      tokens cap 64;
+      schedule { advance running; admit waiting while (running.preempted == 0); }
+      execute (1);
+    }
+    pool reqs on D { queue fifo; }""", """    engine on gpu {
+      reqs cap 4;
+      tokens cap 64;
+      schedule {
+        let cap = holders(kv) + queued(kv) > 1 ? 8 : inf;
+        advance running each at most (cap);
+        admit waiting while (running.preempted == 0) each at most (cap);
+      }
+      execute (1);
+    }
+    pool reqs on D { queue fifo; }""")
+    assert "holders(kv)" in src
+    p = compile_source(src, "t.sq")
+    kv = [i for i, x in enumerate(p.pools) if x.name == "D.kv"]
+    for member in (0, 1):
+        st = next(s for s in p.stages if s.name == "D" and s.index == member)
+        refs = [(q.query, q.ref.base + int(q.ref.index.value)) for q in _queries(st.kind.chunk)]
+        assert refs == [("Holders", kv[member]), ("Queued", kv[member])]
+    # outside the queue a bare `kv` names nothing
+    bad = src.replace("observe first = D.first;", "observe first = queued(kv);")
+    with pytest.raises(Exception) as info:
+        compile_source(bad, "t.sq")
+    assert "unknown pool `kv`" in str(info.value)
+
+
+def _queries(e):
+    from serq.ir.expr import walk
+    from serq.ir import model as M
+    return [x for x in walk(e) if type(x) is M.EQuery]
+
+
+# ---------------------------------------------------------------- a library's queues
+LIB_QUEUE = """queue S : prefill {
+  serve fifo;
+  prefill (n) { run (cost(S, n / mu)); }
+}
+"""
+USER = """use "std/args";
+fn main() {
+  let mu = 2;
+  USE
+  workload { arrive poisson(0.5); turn { set n = ~exp(1); } }
+  server { S.prefill (n); }
+}
+"""
+
+
+def test_a_librarys_queue_is_declared_where_main_uses_it(tmp_path):
+    """`use "lib.sq";` inside main declares the library's queue there, reading
+    the program's constants: the IR of the program that writes it in place."""
+    (tmp_path / "lib.sq").write_text(LIB_QUEUE)
+    used = USER.replace("USE", 'use "lib.sq";')
+    inline = USER.replace("USE", LIB_QUEUE)
+    (tmp_path / "a.sq").write_text(used)
+    (tmp_path / "b.sq").write_text(inline)
+    from serq.link import compile_file
+    a, b = compile_file(str(tmp_path / "a.sq"), horizon=10.0), compile_file(str(tmp_path / "b.sq"), horizon=10.0)
+    assert _shape(a) == _shape(b)
+    assert [s.name for s in a.stages] == ["S"]
+
+
+def test_a_librarys_queue_used_above_main_is_refused(tmp_path):
+    (tmp_path / "lib.sq").write_text(LIB_QUEUE)
+    src = 'use "lib.sq";\n' + USER.replace("USE", "stage s : fifo;").replace("S.prefill (n);", "run s (cost(s, n));")
+    from serq.diag import SerqError
+    with pytest.raises(SerqError) as info:
+        compile_source(src, str(tmp_path / "t.sq"))
+    assert info.value.render() == (
+        f"{tmp_path}/t.sq:1:1: error[E289]: a library's queues and relations are declared where the program "
+        "uses it: `use` it inside main\n  |\n1 | use \"lib.sq\";\n  | ^^^^^^^^^^^^^\n"
+        f"  = note: the library declares one at {tmp_path}/lib.sq:1:1\n"
+        "  = help: a `use` above main brings only definitions")
 def test_a_member_of_an_engine_family_counts_the_queues_it_admits():
     """`waiting.count` in D[j]'s schedule is D.reqs[j]'s and D.kv[j]'s queues,
     not the whole family's (the chunk cap of one decoder is its own)."""

@@ -73,6 +73,13 @@ def mooncake_program(s: dict):
     return harness_program(MC, s)
 
 
+def pd_program(s: dict):
+    """`examples/oracle/vllm_pd.sq` on the step clock for a P/D scenario: its two
+    engines as inputs, its requests as explicit sessions."""
+    from ..oracle import pd as PD
+    return harness_program(PD, s)
+
+
 # ---------------------------------------------------------------- from Python
 
 def _read(scenario: Scenario) -> tuple[dict, Optional[str], bool]:

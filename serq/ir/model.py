@@ -105,7 +105,7 @@ class EFn:
     args: tuple["Expr", ...]
 
 
-POOL_QUERIES = ("Used", "Free", "CachedIn", "Holders", "Queued")
+POOL_QUERIES = ("Used", "Free", "CachedIn", "Holders", "Queued", "Prefilling")
 STAGE_QUERIES = ("Queue", "Busy", "Work", "EstLambda", "EstRho", "EstWait", "BudgetLeft")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ALL_QUERIES = frozenset({"Used", "Free", "CachedIn", "Holders", "Queued", "Queue", "Busy", "Work",
+ALL_QUERIES = frozenset({"Used", "Free", "CachedIn", "Holders", "Queued", "Prefilling", "Queue", "Busy", "Work",
                          "EstLambda", "EstRho", "EstWait", "BudgetLeft", "Price"})
 
 
@@ -90,7 +90,7 @@ CTX_SPELLING = {
 
 QUERY_SPELLING = {
     "Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
-    "Queued": "queued", "Queue": "queue", "Busy": "busy", "Work": "work",
+    "Queued": "queued", "Prefilling": "prefilling", "Queue": "queue", "Busy": "busy", "Work": "work",
     "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
     "BudgetLeft": "budget_left", "Price": "price",
 }

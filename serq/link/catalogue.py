@@ -8,7 +8,7 @@ FUNCTIONS = {  # source name -> (IR fn, arity)
     "ceil": ("Ceil", 1), "sqrt": ("Sqrt", 1), "exp": ("Exp", 1), "ln": ("Ln", 1), "pow": ("Pow", 2),
 }
 POOL_QUERIES = {"used": "Used", "free": "Free", "cachedin": "CachedIn", "holders": "Holders",
-                "queued": "Queued"}
+                "queued": "Queued", "prefilling": "Prefilling"}
 STAGE_QUERIES = {"queue": "Queue", "busy": "Busy", "work": "Work", "est_lambda": "EstLambda",
                  "est_rho": "EstRho", "est_wait": "EstWait", "budget_left": "BudgetLeft"}
 OTHER_FUNCTIONS = {"price", "blocksize", "cost"}

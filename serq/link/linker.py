@@ -175,17 +175,21 @@ class Linker(ExprMixin):
             self.diag.add("E105", "declarations after `fn main()` are refused", item.span,
                           help="move them into main, or above it if they are constants, definitions "
                                "or imports")
-        main_items = prog.main.items
-        if not main_items:
+        if not prog.main.items:
             self.diag.add("E104", "`fn main()` is empty: there is nothing to check, draw or run", prog.main.span,
                           help="main declares the deployment (pools, stages, engines) and its workload "
                                "(`workload { arrive …; }`) with a `server { … }`")
         # imports, definitions and constants first (in order), so that every
-        # declaration can read them
-        for item in main_items:
+        # declaration can read them; a library used here declares its queues
+        # and relations in the `use`'s place
+        main_items = []
+        for item in prog.main.items:
             self.item_no += 1
+            main_items.append(item)
             try:
-                if isinstance(item, (A.Let, A.Def, A.Use)):
+                if isinstance(item, A.Use):
+                    self.use(item, self.path, in_main=True, declared=main_items)
+                elif isinstance(item, (A.Let, A.Def)):
                     self.top_item(item, self.path, in_main=True)
             except LinkAbort:
                 pass
@@ -243,7 +247,10 @@ class Linker(ExprMixin):
         else:  # pragma: no cover - the grammar allows nothing else at top level
             self.diag.add("E105", "only constants, definitions and imports precede main", item.span)
 
-    def use(self, item: A.Use, file: str):
+    def use(self, item: A.Use, file: str, in_main: bool = False, declared: Optional[list] = None):
+        """A library's definitions; its queues and relations, when it is used
+        inside main, are appended to ``declared``, to be declared where the
+        `use` stands (``link``)."""
         if item.path == "std/args":
             self.uses_args = True
             return
@@ -274,8 +281,20 @@ class Linker(ExprMixin):
                 self.diag.add("E231", "a library holds definitions and imports, not constants",
                               sub.span, help="declare the constant in the program that uses the library")
                 continue
+            if isinstance(sub, (A.QueueDecl, A.Relation)):
+                if declared is None:
+                    self.diag.add("E289", "a library's queues and relations are declared where the program "
+                                  "uses it: `use` it inside main", item.span,
+                                  notes=[f"the library declares one at {sub.span}"],
+                                  help="a `use` above main brings only definitions")
+                else:
+                    declared.append(sub)
+                continue
             try:
-                self.top_item(sub, path)
+                if isinstance(sub, A.Use):
+                    self.use(sub, path, in_main, declared)
+                else:
+                    self.top_item(sub, path)
             except LinkAbort:
                 pass
 
@@ -891,6 +910,8 @@ class Linker(ExprMixin):
             return
         for member in range(eng.count):
             base_env = Env(engine=eng, member=member, device=eng.device)
+            if eng.name in self.queues:
+                base_env = base_env.with_subst(queues.own_pools(self, self.queues[eng.name], member))
             budget = self.try_expr(eng.caps["tokens"][1].expr, base_env.at("tokens_cap"))
             cost = self.try_expr(execute.expr, base_env.at("execute"))
             gran = None

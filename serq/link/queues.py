@@ -596,6 +596,17 @@ def entry_env(lk, scope: Scope, sub: dict, caller: Env) -> Env:
     return Env(clause="session", subst=s, entry=scope, rename=q.rename(), expansions=caller.expansions)
 
 
+def own_pools(lk, q: QueueInfo, member: int) -> dict:
+    """Inside a queue's engine, its own pools bare (`queued(kv)`), each the
+    member's, as its entries read them."""
+    span = q.decl.span
+    out = {}
+    for local, full in q.pools.items():
+        ast = A.Name(span, full) if not q.array else A.Index(span, A.Name(span, full), A.Num(span, float(member)))
+        out[local] = (ast, Env(clause="const"))
+    return out
+
+
 def _member_ast(full: str, member, span: Span):
     if member is None:
         return A.Name(span, full)
@@ -765,7 +776,9 @@ def relation_transfer(lk, s: A.Transfer, env: Env, side: str, out: list) -> None
 
     def member(full: str, idx) -> M.Ref:
         """Member `idx` ((index AST, its Env), or None for a single queue) of stage family `full`."""
-        fam = lk.stage_fams[full]
+        fam = lk.stage_fams.get(full)
+        if fam is None:
+            raise LinkAbort()  # the queue's `nic` failed to declare, and was reported
         i = lk.expr(idx[0], idx[1].at("session")) if idx is not None and idx[0] is not None else None
         return lk.mk(M.Ref(fam.base, fam.count, i), s.span)
 

@@ -51,17 +51,21 @@ def describe(rec: dict) -> str:
     return "; ".join(parts)
 
 
-def report(ours: dict, theirs: dict, context: int = 2) -> str:
-    d = first_divergence(ours, theirs)
+def report(ours: dict, theirs: dict, context: int = 2, *, first=first_divergence, say=describe,
+           empty=EMPTY, unit: str = "step", colon: str = ":") -> str:
+    """The first divergence and the ``context`` steps before it, in words;
+    ``first``, ``say``, ``empty`` and ``unit`` are another log's (the P/D
+    oracle's ticks, serq.oracle.pd)."""
+    d = first(ours, theirs)
     if d is None:
         return "agree"
     k, a, b = d
-    lines = [f"first divergence at step {k}:",
-             f"  serQ: {describe(a)}",
-             f"  vLLM: {describe(b)}"]
+    lines = [f"first divergence at {unit} {k}:",
+             f"  serQ{colon} {say(a)}",
+             f"  vLLM{colon} {say(b)}"]
     before = [j for j in range(max(0, k - context), k)]
     if before:
         lines.append("before it (both):")
         for j in before:
-            lines.append(f"  step {j}: {describe(theirs.get(j, EMPTY))}")
+            lines.append(f"  {unit} {j}: {say(theirs.get(j, empty))}")
     return "\n".join(lines)

@@ -135,6 +135,25 @@ def candidates(s: dict) -> Iterator[dict]:
         yield c
 
 
+def pd_candidates(s: dict) -> Iterator[dict]:
+    """Smaller P/D scenarios (serq.oracle.pd_fuzz), most reducing first."""
+    reqs = s["requests"]
+    yield from _fewer(s, "requests")
+    for key, lo in (("prompt", 1), ("out", 1), ("arrive", 0), ("xfer", 1)):
+        for i in range(len(reqs)):
+            if key in reqs[i]:
+                yield from _smaller(s, ("requests", i, key), lo)
+    for key, lo in (("xfer_steps", 1), ("proxy_delay", 0)):
+        yield from _smaller(s, (key,), lo)
+    for side in ("P", "D"):
+        for key, lo in ENGINE_KEYS:
+            yield from _smaller(s, (side, key), lo)
+        if s[side].get("prefix_caching"):
+            c = copy.deepcopy(s)
+            c[side]["prefix_caching"] = False
+            yield c
+
+
 def shrink(s: dict, disagrees: Callable[[dict], bool], budget: int = 400) -> dict:
     """Greedy: take the first smaller scenario that still disagrees, until none does."""
     return shrink_with(s, disagrees, candidates, feasible, budget)

@@ -16,6 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 HARNESS = os.path.join(ROOT, "tools", "oracle", "vllm_oracle.py")
 REPLAY = os.path.join(ROOT, "tools", "oracle", "vllm_replay_oracle.py")
 MOONCAKE = os.path.join(ROOT, "tools", "oracle", "vllm_mooncake_oracle.py")
+PD = os.path.join(ROOT, "tools", "oracle", "vllm_pd_oracle.py")
 
 
 def python() -> str:

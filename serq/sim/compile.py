@@ -304,6 +304,8 @@ class Compiler:
             return f"float(len({obj}.allocs))"
         if q == "Queued":
             return f"float({obj}.nqueued)"
+        if q == "Prefilling":
+            return f"{obj}.prefilling()"
         if q == "Queue":
             return f"float({obj}.present())"
         if q == "Busy":

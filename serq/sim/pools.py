@@ -22,6 +22,7 @@ import math
 from typing import Optional
 
 from ..ir import model as M
+from .stages import MODE_PREFILL
 
 
 def round_up(b: Optional[float], u: float) -> float:
@@ -206,6 +207,26 @@ class Pool:
             if pa is exclude or pa.lease:
                 continue
             d = pa.res - pa.alloc
+            if d > 0:
+                tot += d
+        return tot
+
+    def prefilling(self) -> float:
+        """``prefilling(P)``: what the running prefills of the engine this pool
+        is the memory of have still to allocate on it to finish -- for each
+        resident whose growing run is a prefill, the run's end rounded up to
+        blocks, less its allocation (vLLM's _inflight_prefill_reserved_blocks,
+        v1/core/sched/scheduler.py:3404-3436).  0 for a pool that is no
+        engine's memory."""
+        S = self.memory_of
+        if S is None:
+            return 0.0
+        tot = 0.0
+        for j in S.residents:
+            pa = j.pa
+            if not j.alive or j.mode != MODE_PREFILL or pa is None or pa.pool is not self or pa.released:
+                continue
+            d = round_up(self.block, pa.pos + j.rem) - pa.alloc
             if d > 0:
                 tot += d
         return tot

@@ -29,6 +29,12 @@ files are named pNNN.json.
 Every scenario is feasible: each request alone fits the KV cache
 (ceil((prompt + out - 1) / block_size) <= num_blocks), which the oracle
 checks too.
+
+    gen_random.py --pd --n 60 --seed 1 --out tools/oracle/pd/random
+
+writes P/D scenarios DIR/p000.json ... instead, drawn by the generator of
+`serq oracle pd-fuzz` (serq/oracle/pd_fuzz.py, standard library only, loaded
+by its path so that this script needs no serQ installed).
 """
 
 from __future__ import annotations
@@ -120,6 +126,15 @@ def gen_one(seed: int, i: int) -> dict:
     }
 
 
+def pd_generator():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "serq", "oracle", "pd_fuzz.py")
+    spec = importlib.util.spec_from_file_location("pd_fuzz", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.generate
+
+
 def with_priorities(sc: dict, seed: int, i: int) -> dict:
     """Scenario ``sc`` under the PRIORITY policy, its requests' priorities
     drawn from their own stream (lower is served first, as vLLM orders them)."""
@@ -136,17 +151,22 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, required=True, help="number of scenarios")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--pd", action="store_true", help="P/D scenarios (pNNN.json)")
     ap.add_argument("--policy", choices=["fcfs", "priority"], default="fcfs",
                     help="vLLM's scheduling policy (priority: pNNN.json with request priorities)")
     args = ap.parse_args(argv)
     if args.n < 1 or args.n > 1000:
         ap.error("--n must be in 1..1000")
     os.makedirs(args.out, exist_ok=True)
+    pd_gen = pd_generator() if args.pd else None
     for i in range(args.n):
-        sc = gen_one(args.seed, i)
-        name = f"r{i:03d}.json"
-        if args.policy == "priority":
-            sc, name = with_priorities(sc, args.seed, i), f"p{i:03d}.json"
+        if args.pd:
+            sc, name = pd_gen(args.seed, i), f"p{i:03d}.json"
+        else:
+            sc = gen_one(args.seed, i)
+            name = f"r{i:03d}.json"
+            if args.policy == "priority":
+                sc, name = with_priorities(sc, args.seed, i), f"p{i:03d}.json"
         with open(os.path.join(args.out, name), "w", encoding="utf-8") as f:
             f.write(dumps_output(sc, one_line=False) + "\n")
     return 0

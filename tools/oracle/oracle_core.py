@@ -71,7 +71,7 @@ def _import_vllm():
 
     import torch
     import vllm
-    from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, VllmConfig
+    from vllm.config import CacheConfig, KVTransferConfig, ModelConfig, SchedulerConfig, VllmConfig
     from vllm.sampling_params import SamplingParams
     from vllm.utils.hashing import get_hash_fn_by_name
     from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
@@ -81,7 +81,7 @@ def _import_vllm():
         KVCacheConfig,
         KVCacheGroupSpec,
     )
-    from vllm.v1.outputs import ModelRunnerOutput
+    from vllm.v1.outputs import KVConnectorOutput, ModelRunnerOutput
     from vllm.v1.request import Request
     from vllm.v1.structured_output import StructuredOutputManager
 
@@ -149,6 +149,22 @@ def engine_params(obj: dict, where: str, *, prefix_caching_default: bool) -> dic
     return p
 
 
+def request_list(obj: dict, where: str, allowed: set, fields, nonempty: bool = False) -> list:
+    """Validate ``obj["requests"]``: a list of objects with keys in
+    ``allowed``, each field of ``fields`` ((key, minimum, default or None for
+    required)) an integer; returns the parsed requests."""
+    reqs = obj.get("requests")
+    if not isinstance(reqs, list) or (nonempty and not reqs):
+        raise ScenarioError(f"{where}: field 'requests' must be a {'non-empty ' if nonempty else ''}"
+                            "list of objects")
+    parsed = []
+    for i, r in enumerate(reqs):
+        w = f"{where}: requests[{i}]"
+        _check_keys(r, allowed, w)
+        parsed.append({key: _int_field(r, key, w, minimum=lo, default=dflt) for key, lo, dflt in fields})
+    return parsed
+
+
 def model_len_for(p: dict, longest: int) -> int:
     """max_model_len given to vLLM: the longest request (prompt + out), or the
     chunk cap if that is larger (vLLM refuses long_prefill_token_threshold >
@@ -181,17 +197,25 @@ def check_feasible(p: dict, length_pairs, where: str) -> None:
 # Scheduler construction
 
 
-def build_scheduler(p: dict, max_model_len: int):
+def build_scheduler(p: dict, max_model_len: int, engine_id: str | None = None,
+                    kv_role: str | None = None):
     """Build vLLM's real Scheduler for engine params ``p``.
 
     ``p['num_blocks']`` is the number of usable KV blocks; the block pool keeps
     one extra block as its null block, so vLLM is given num_blocks + 1.
+    ``engine_id``, ``kv_role``: an instance of a disaggregated deployment,
+    whose ``kv_transfer_config`` names the NIXL connector (``"NixlConnector"``,
+    the pull connector: nixl/connector.py:431-432) in that role
+    (``kv_producer`` for a prefiller, ``kv_consumer`` for a decoder); the
+    scheduler builds the connector's SCHEDULER side
+    (``KVConnectorRole.SCHEDULER``, v1/core/sched/scheduler.py:175-203), which
+    is pure Python.
     Returns (scheduler, block_hasher or None).
     """
     v = _import_vllm()
     bs = p["block_size"]
     try:
-        return _build_scheduler(v, p, bs, max_model_len)
+        return _build_scheduler(v, p, bs, max_model_len, engine_id, kv_role)
     except ScenarioError:
         raise
     except (ValueError, TypeError) as e:  # pydantic ValidationError is a ValueError
@@ -199,7 +223,7 @@ def build_scheduler(p: dict, max_model_len: int):
         raise ScenarioError(f"vLLM rejected the configuration: {msg}") from None
 
 
-def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
+def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv_role=None):
     model_config = v.ModelConfig(
         model=TINY_MODEL_DIR,
         tokenizer=TINY_MODEL_DIR,
@@ -223,10 +247,17 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
         block_size=bs,
         enable_prefix_caching=p["prefix_caching"],
     )
+    extra = {}
+    if engine_id is not None:
+        # engine_id fixed (not vLLM's uuid4 default) so that the params an
+        # instance returns are the same on every run.
+        extra["kv_transfer_config"] = v.KVTransferConfig(
+            kv_connector="NixlConnector", kv_role=kv_role, engine_id=engine_id)
     vllm_config = v.VllmConfig(
         model_config=model_config,
         scheduler_config=scheduler_config,
         cache_config=cache_config,
+        **extra,
     )
     n_gpu_blocks = p["num_blocks"] + 1  # + BlockPool's null block
     kv_cache_config = v.KVCacheConfig(
@@ -255,6 +286,11 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
     assert sched.scheduler_config.long_prefill_token_threshold == p["chunk"]
     assert sched.scheduler_config.scheduler_reserve_full_isl is True
     assert sched.policy.value == p.get("policy", "fcfs"), sched.policy
+    if engine_id is not None:
+        conn = sched.connector
+        name = type(getattr(conn, "connector_scheduler", None)).__name__
+        if name != "NixlPullConnectorScheduler":
+            raise RuntimeError(f"expected the NIXL pull connector's scheduler side, got {name}")
     free = sched.kv_cache_manager.block_pool.get_num_free_blocks()
     if free != p["num_blocks"]:
         raise RuntimeError(f"expected {p['num_blocks']} free KV blocks, vLLM has {free}")
@@ -270,13 +306,16 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int):
 
 
 def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher,
-                 *, priority: int = 0):
+                 kv_transfer_params: dict | None = None, *, priority: int = 0):
     """A request as vLLM's input processor hands it over.  ``priority`` is
     vLLM's (lower is served first under the PRIORITY policy; ignored under
     FCFS): the heap and the victim read (priority, arrival_time, request_id),
-    v1/request.py:357-367, v1/core/sched/scheduler.py:931-938."""
+    v1/request.py:357-367, v1/core/sched/scheduler.py:931-938.
+    ``kv_transfer_params`` travel in ``SamplingParams.extra_args``
+    (v1/request.py:119-122)."""
     v = _import_vllm()
-    params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0)
+    extra = None if kv_transfer_params is None else {"kv_transfer_params": kv_transfer_params}
+    params = v.SamplingParams(max_tokens=out, ignore_eos=True, temperature=0.0, extra_args=extra)
     return v.Request(
         request_id=req_id,
         prompt_token_ids=list(prompt_ids),
@@ -352,7 +391,14 @@ class Driver:
         Returns {"scheduled": {id: n}, "admitted": [...], "preempted": [...],
         "sampled": [ids that got a token], "finished": [...]}.
         """
-        v = self.v
+        self.begin_step()
+        return self.end_step()
+
+    def begin_step(self):
+        """The first half of a step: schedule() and the fake runner's samples.
+        Returns the SchedulerOutput (its ``kv_connector_metadata`` is what a
+        connector's worker reads).  Two instances in lockstep call this on
+        both before either's end_step()."""
         sched = self.sched
         k = self.step
         running_before = {r.request_id for r in sched.running}
@@ -391,12 +437,33 @@ class Driver:
                 sampled_ids.append(rid)
             else:
                 sampled_tokens.append([])
+        self._pending = (so, req_ids, sampled_ids, sampled_tokens, scheduled, admitted, preempted)
+        return so
+
+    def end_step(self, kv_connector_output=None) -> dict:
+        """The second half: update_from_output() with the model runner's
+        output, and, for a connector, the worker's ``KVConnectorOutput``
+        (``finished_sending`` / ``finished_recving``).  Returns the step's
+        record; ``outputs`` maps each request that finished to the
+        ``kv_transfer_params`` vLLM returned for it."""
+        v = self.v
+        sched = self.sched
+        k = self.step
+        so, req_ids, sampled_ids, sampled_tokens, scheduled, admitted, preempted = self._pending
+        self._pending = None
+        extra = {} if kv_connector_output is None else {"kv_connector_output": kv_connector_output}
         mro = v.ModelRunnerOutput(
             req_ids=req_ids,
             req_id_to_index={rid: i for i, rid in enumerate(req_ids)},
             sampled_token_ids=sampled_tokens,
+            **extra,
         )
-        sched.update_from_output(so, mro)
+        engine_outputs = sched.update_from_output(so, mro)
+        params = {}
+        for eco in engine_outputs.values():
+            for o in eco.outputs:
+                if o.finish_reason is not None:
+                    params[o.request_id] = o.kv_transfer_params
 
         finished = []
         for rid in sampled_ids:
@@ -417,6 +484,7 @@ class Driver:
             "sampled": sampled_ids,
             "finished": finished,
             "free_blocks": free_blocks,
+            "outputs": params,
         }
         return rec
 

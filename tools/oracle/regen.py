@@ -19,6 +19,9 @@ What it (re)writes, all under tools/oracle/:
   priority/random/pNNN.json   gen_random.py --policy priority (the random suite's
                               scenarios with request priorities), and .out.json
   target/NAME.out.json        vllm_oracle.py output      (engines `serq target` exported)
+  pd/random/pNNN.json         gen_random.py --pd --n PD_RANDOM_N --seed PD_RANDOM_SEED
+  pd/NAME.out.json, .log.json vllm_pd_oracle.py output, and with --steps (named P/D scenarios)
+  pd/random/pNNN.out.json     vllm_pd_oracle.py output
 Each file is exactly what the single-file command prints (e.g.
 `vllm_oracle.py scenarios/hol.json > scenarios/hol.out.json`); the oracles
 run in --batch mode so vLLM is imported once per oracle.
@@ -50,6 +53,10 @@ TRACES = ["cache_trace", "cache_trace2", "cache_evict"]
 # fragment: no IR files, so leangen does not read them)
 SHARED = ["shared_prompt", "shared_tenants", "shared_evict"]
 PRIORITY = ["prio_order", "prio_victim", "prio_selfpre", "prio_tie", "prio_mixed"]
+PD_RANDOM_N = 60
+PD_RANDOM_SEED = 1
+PD_NAMED = ["pipeline", "load_hol", "p_held", "d_seqcap", "d_preempt", "p_preempt", "prefix",
+            "mixed_xfer", "load_gate", "chunk_loads"]
 
 
 def venv_python() -> str:
@@ -93,7 +100,7 @@ def write(path: str, obj) -> None:
 def generate(dest: str) -> list:
     """Write all generated files under dest (a tools/oracle-like tree);
     return their paths relative to dest."""
-    for sub in ("scenarios", "random", "traces", "shared", "mooncake"):
+    for sub in ("scenarios", "random", "traces", "shared", "mooncake", "pd", os.path.join("pd", "random")):
         os.makedirs(os.path.join(dest, sub), exist_ok=True)
     written = []
 
@@ -160,7 +167,9 @@ def generate(dest: str) -> list:
     for n, o in zip(names, outs):
         write(os.path.join(dest, "target", f"{n}.out.json"), o)
         written.append(f"target/{n}.out.json")
-    return written
+
+    # 8. prefill/decode disaggregation: two schedulers (vllm_pd_oracle.py)
+    return written + generate_pd(dest)
 
 
 def generate_priority(dest: str) -> list:
@@ -186,6 +195,27 @@ def generate_priority(dest: str) -> list:
     for n, o in zip(PRIORITY, logs):
         write(os.path.join(dest, "priority", f"{n}.log.json"), o)
         written.append(f"priority/{n}.log.json")
+
+
+def generate_pd(dest: str) -> list:
+    """The P/D suite: random inputs, and every scenario's output (the named
+    ones' with --steps too)."""
+    written = []
+    rnd = os.path.join(dest, "pd", "random")
+    for old in glob.glob(os.path.join(rnd, "p[0-9][0-9][0-9].json")):
+        os.unlink(old)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_random.py"), "--pd", "--n", str(PD_RANDOM_N),
+                    "--seed", str(PD_RANDOM_SEED), "--out", rnd], check=True)
+    rnames = [f"p{i:03d}" for i in range(PD_RANDOM_N)]
+    written += [f"pd/random/{r}.json" for r in rnames]
+    named_in = [os.path.join(HERE, "pd", f"{n}.json") for n in PD_NAMED]
+    outs = run_batch("vllm_pd_oracle.py", named_in + [os.path.join(rnd, f"{r}.json") for r in rnames], [])
+    for name, o in zip(PD_NAMED + [f"random/{r}" for r in rnames], outs):
+        write(os.path.join(dest, "pd", f"{name}.out.json"), o)
+        written.append(f"pd/{name}.out.json")
+    for n, o in zip(PD_NAMED, run_batch("vllm_pd_oracle.py", named_in, ["--steps"])):
+        write(os.path.join(dest, "pd", f"{n}.log.json"), o)
+        written.append(f"pd/{n}.log.json")
     return written
 
 
@@ -208,7 +238,8 @@ def main(argv=None) -> int:
                     committed, os.path.join(tmp, rel), shallow=False):
                 bad.append(rel)
         have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))
-                + glob.glob(os.path.join(HERE, "priority", "random", "p*.json"))}
+                + glob.glob(os.path.join(HERE, "priority", "random", "p*.json"))
+                + glob.glob(os.path.join(HERE, "pd", "random", "p*.json"))}
         extra = sorted(have - set(written))
         if bad or extra:
             for rel in bad:

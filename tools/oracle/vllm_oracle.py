@@ -58,19 +58,10 @@ def parse_scenario(obj) -> dict:
     if p["policy"] not in POLICIES:
         raise ScenarioError(f"{where}: field 'policy' must be one of {list(POLICIES)}, "
                             f"got {p['policy']!r}")
-    reqs = obj.get("requests")
-    if not isinstance(reqs, list):
-        raise ScenarioError(f"{where}: field 'requests' must be a list of objects")
-    parsed = []
-    for i, r in enumerate(reqs):
-        w = f"{where}: requests[{i}]"
-        core._check_keys(r, REQUEST_KEYS, w)
-        parsed.append({
-            "prompt": core._int_field(r, "prompt", w, minimum=1),
-            "out": core._int_field(r, "out", w, minimum=1),
-            "arrive": core._int_field(r, "arrive", w, minimum=0, default=0),
-            "priority": _priority(r, w),
-        })
+    parsed = core.request_list(obj, where, REQUEST_KEYS,
+                               (("prompt", 1, None), ("out", 1, None), ("arrive", 0, 0)))
+    for i, (r, q) in enumerate(zip(obj["requests"], parsed)):
+        q["priority"] = _priority(r, f"{where}: requests[{i}]")
     total_prompt = sum(r["prompt"] for r in parsed)
     if PROMPT_TOKEN_BASE + total_prompt >= OUTPUT_TOKEN_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({total_prompt})")
