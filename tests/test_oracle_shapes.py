@@ -1,0 +1,172 @@
+"""One link per shape (serq/link/shapes.py): the IR the oracle commands run
+for a scenario is the one a full link gives, byte for byte, and so are its
+report and its outcome -- for every committed scenario, trace, Mooncake
+slice and P/D scenario, and for random ones of each family.  Each family
+runs on an empty cache, and every call after the first of its shape must
+have been an instance of the template (no shape left without one)."""
+
+import glob
+import json
+import random
+
+import pytest
+from click.testing import CliRunner
+
+from serq.api import oracle as A
+from serq.cli import main
+from serq.ir import dumps
+from serq.link import compile_file
+from serq.link.shapes import Shapes
+from serq.oracle import fuzz as F, mooncake as MC, outcome as O, pd as PD, pd_fuzz as G, replay as R
+from serq.oracle import scenario as S
+from serq.sim import simulate
+
+
+def _inputs(*patterns):
+    return [p for pat in patterns for p in sorted(glob.glob(pat))
+            if not p.endswith((".out.json", ".log.json", ".ir.json")) and not p.endswith("programs.json")]
+
+
+def _scenarios():
+    out = [S.load(p) for p in _inputs("tools/oracle/scenarios/*.json", "tools/oracle/random/*.json",
+                                      "tools/oracle/priority/*.json", "tools/oracle/priority/random/*.json",
+                                      "tools/oracle/target/*.json")]
+    out = [s for s in out if not s.get("adaptive")]     # the adaptive threshold is a --program's
+    return out + [F.generate(random.Random(f"shapes:{i}"), i) for i in range(40)]
+
+
+def _every(s):
+    return True
+
+
+# (harness, its inputs, its outcome, which inputs are also run): the committed
+# Mooncake slices (200 to 1 500 requests, seconds a run) are compared by their
+# IR alone; tests/test_prefix_oracle.py runs each against vLLM's outputs
+FAMILIES = {
+    "scenario": (S, _scenarios, lambda rep, p, s: O.scenario_outcome(rep, p), _every),
+    "replay": (R, lambda: [R.load(p) for p in _inputs("tools/oracle/traces/*.json", "tools/oracle/shared/*.json")]
+               + [F.generate_replay(random.Random(f"shapes:{i}"), i) for i in range(30)],
+               lambda rep, p, s: O.trace_outcome(rep, p), _every),
+    "mooncake": (MC, lambda: [MC.load(p) for p in _inputs("tools/oracle/mooncake/*.json")]
+                 + [MC.check(F.generate_mooncake(random.Random(f"shapes:{i}"), i), "fuzz") for i in range(30)],
+                 lambda rep, p, s: MC.outcome(rep, s), lambda s: len(s["rows"]) <= 100),
+    "pd": (PD, lambda: [PD.load(p) for p in _inputs("tools/oracle/pd/*.json", "tools/oracle/pd/random/*.json")]
+           + [G.generate(7, i) for i in range(40)],
+           lambda rep, p, s: PD.outcome(rep, p), _every),
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_one_link_per_shape_gives_the_full_links_ir_and_outcome(family, monkeypatch):
+    monkeypatch.setattr(A, "_SHAPES", {})
+    harness, inputs, outcome, runs = FAMILIES[family]
+    cases = inputs()
+    assert sum(map(runs, cases)) >= 30
+    for s in cases:
+        fast = A.harness_program(harness, s)
+        with A.linking("each"):
+            full = A.harness_program(harness, s)
+        assert dumps(fast) == dumps(full), s
+        assert repr(fast) == repr(full), s          # the same floats, ints and bools, not only equal JSON
+        if not runs(s):
+            continue
+        a, b = simulate(fast), simulate(full)
+        assert json.dumps(a.data(), sort_keys=True) == json.dumps(b.data(), sort_keys=True), s
+        assert outcome(a, fast, s) == outcome(b, full, s), s
+    counts = [c.counts for c in A._SHAPES.values()]
+    assert sum(c["calls"] for c in counts) == len(cases)
+    assert [c["untemplated"] for c in counts] == [0] * len(counts)
+    assert [c["instances"] for c in counts] == [c["calls"] - c["shapes"] for c in counts]
+
+
+def test_the_switch_runs_the_plain_path_to_the_same_output(monkeypatch):
+    monkeypatch.setattr(A, "_SHAPES", {})
+    runner = CliRunner()
+    for args in (["run", "tools/oracle/random/r001.json"], ["pd", "tools/oracle/pd/random/p001.json"],
+                 ["replay", "tools/oracle/traces/cache_evict.json"]):
+        each = runner.invoke(main, ["oracle", "--link-each"] + args)
+        assert A._SHAPES == {}, args
+        shaped = runner.invoke(main, ["oracle"] + args)
+        assert each.exit_code == shaped.exit_code == 0, (each.output, shaped.output)
+        assert each.output == shaped.output
+        assert sum(c.counts["calls"] for c in A._SHAPES.values()) == len(A._SHAPES) == 1
+        A._SHAPES.clear()
+    assert A._EACH == [False]
+
+
+PROGRAM = """use "std/args";
+
+fn main() {
+  let bs = args.number("bs", 4);
+  let n = args.number("n", 10);
+  let k = args.number("k", 4);
+  device gpu { kv cap n * bs; }
+  engine e on gpu {
+    reqs cap K;
+    tokens cap 64;
+    schedule {
+      advance running;
+      admit waiting while (running.preempted == 0) taking reqs (1), kv (prompt + EXTRA) reserve (prompt + EXTRA);
+    }
+    execute (1);
+    request (prompt) { prefill (prompt); }
+  }
+  pool kv on gpu { block bs; evict lru; preempt lifo; }
+  pool reqs on e { queue fifo; }
+  workload { arrive batch(1); init { set prompt = 8; } }
+  server { e (prompt); }
+}
+"""
+
+
+def _calls(tmp_path, k="k", extra="1", values=((4, 10, 5), (8, 20, 7), (2, 7, 1), (16, 3, 9))):
+    path = tmp_path / "p.sq"
+    path.write_text(PROGRAM.replace("K;", k + ";").replace("EXTRA", extra))
+    shapes = Shapes(str(path))
+    for bs, n, kk in values:
+        sets = {"bs": str(bs), "n": str(n), "k": str(kk)}
+        assert dumps(shapes.link(sets, 10.0)) == dumps(compile_file(str(path), sets=sets, horizon=10.0)), sets
+    return shapes.counts
+
+
+def test_products_of_inputs_are_holes(tmp_path):
+    # the cap n * bs, the block bs, the queue's cap k: one template, three instances
+    assert _calls(tmp_path) == {"calls": 4, "links": 3, "instances": 3, "shapes": 1, "untemplated": 0}
+
+
+def test_a_fold_of_an_input_but_by_products_is_linked_every_time(tmp_path):
+    # k > 2 is 1 at 5, at the probe's 10 and at the check's 5 * 7, and 0 at
+    # 1: the linker says it folded a comparison, so no template is made
+    assert _calls(tmp_path, k="(k > 2 ? 4 : 2)") == {"calls": 4, "links": 4, "instances": 0, "shapes": 1,
+                                                   "untemplated": 1}
+
+
+def test_a_number_that_is_no_product_of_inputs_has_no_template(tmp_path):
+    # blocksize(kv) + 1 (folded from the pool's block, not from the input's
+    # name): bs + 1 changed by no product of primes at the probe
+    assert _calls(tmp_path, extra="(blocksize(kv) + 1)") == {"calls": 4, "links": 5, "instances": 0, "shapes": 1,
+                                                            "untemplated": 1}
+
+
+def test_another_kind_of_value_is_another_shape(tmp_path):
+    # inf stands for itself: n = inf is a shape of its own, with its own template
+    counts = _calls(tmp_path, values=((4, 10, 5), (4, "inf", 5), (8, "inf", 7), (2, 7, 1)))
+    assert counts == {"calls": 4, "links": 6, "instances": 2, "shapes": 2, "untemplated": 0}
+
+
+def test_a_value_too_large_for_a_float_is_linked(tmp_path):
+    counts = _calls(tmp_path, values=((4, 10, 5), (8, 20, 7), (2 ** 30, 2 ** 30, 3)))
+    assert counts == {"calls": 3, "links": 4, "instances": 1, "shapes": 1, "untemplated": 0}
+
+
+def test_a_changed_program_is_linked_again(tmp_path):
+    path = tmp_path / "p.sq"
+    path.write_text(PROGRAM.replace("K;", "k;").replace("EXTRA", "1"))
+    shapes = Shapes(str(path))
+    sets = {"bs": "4", "n": "10", "k": "3"}
+    shapes.link(sets, 10.0)
+    shapes.link(dict(sets, k="5"), 10.0)
+    path.write_text(PROGRAM.replace("K;", "k;").replace("EXTRA", "2 "))
+    assert dumps(shapes.link(dict(sets, k="6"), 10.0)) == dumps(compile_file(str(path), sets=dict(sets, k="6"),
+                                                                             horizon=10.0))
+    assert shapes.counts["shapes"] == 2
