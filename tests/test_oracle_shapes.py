@@ -11,9 +11,11 @@ import random
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from serq.api import oracle as A
 from serq.cli import main
+from serq.diag import SerqError
 from serq.ir import dumps
 from serq.link import compile_file
 from serq.link.shapes import Shapes
@@ -170,3 +172,134 @@ def test_a_changed_program_is_linked_again(tmp_path):
     assert dumps(shapes.link(dict(sets, k="6"), 10.0)) == dumps(compile_file(str(path), sets=dict(sets, k="6"),
                                                                              horizon=10.0))
     assert shapes.counts["shapes"] == 2
+
+
+def test_a_square_of_an_input_has_no_template(tmp_path):
+    # `bs * bs` is a product, so the linker notes no fold, but the probe's
+    # cap changed by 2 * 2 * 3 (bs twice, n once): no product of distinct
+    # inputs, so the shape is linked every time
+    path = tmp_path / "p.sq"
+    path.write_text(PROGRAM.replace("K;", "k;").replace("EXTRA", "1").replace("kv cap n * bs", "kv cap n * bs * bs"))
+    shapes = Shapes(str(path))
+    for bs, n in ((4, 10), (8, 20), (2, 7)):
+        sets = {"bs": str(bs), "n": str(n), "k": "3"}
+        assert dumps(shapes.link(sets, 10.0)) == dumps(compile_file(str(path), sets=sets, horizon=10.0)), sets
+    assert shapes.counts == {"calls": 3, "links": 4, "instances": 0, "shapes": 1, "untemplated": 1}
+
+
+def test_a_shape_the_template_refuses_is_said_as_the_full_link_says_it(tmp_path, monkeypatch):
+    # `branch (flag)` is right at flag = 1 and wrong at the probe's 2: the
+    # shape gets no template, and a scenario at 3 is refused with the full
+    # link's whole message, through the oracle's own path
+    monkeypatch.setattr(A, "_SHAPES", {})
+    path = tmp_path / "p.sq"
+    path.write_text(PROGRAM.replace("K;", "k;").replace("EXTRA", "1")
+                    .replace('let k = args.number("k", 4);', 'let k = args.number("k", 4);\n  let flag = args.number("flag", 1);')
+                    .replace("{ prefill (prompt); }", "{ prefill (prompt); branch (flag) { observe first = now; } }"))
+
+    class Harness:
+        program = staticmethod(lambda s: str(path))
+        inputs = staticmethod(lambda s: {"flag": str(s["flag"]), "k": str(s["k"])})
+        horizon = staticmethod(lambda s: 10.0)
+        with_sessions = staticmethod(lambda p, s: p)
+
+    for flag, k in ((1, 3), (1, 5)):
+        assert dumps(A.harness_program(Harness, {"flag": flag, "k": k})) == \
+            dumps(compile_file(str(path), sets={"flag": str(flag), "k": str(k)}, horizon=10.0))
+    with pytest.raises(SerqError) as e:
+        A.harness_program(Harness, {"flag": 3, "k": 7})
+    assert str(e.value) == (
+        f"{path}:17:50: error[E603]: a constant guard is 3, neither 0 nor 1\n"
+        "   |\n"
+        "17 |     request (prompt) { prefill (prompt); branch (flag) { observe first = now; } }\n"
+        "   |                                                  ^^^^\n"
+        "  = help: a guard is a test; for a draw write `branch with (p)`")
+    assert [c.counts for c in A._SHAPES.values()] == [
+        {"calls": 3, "links": 4, "instances": 0, "shapes": 1, "untemplated": 1}]
+
+
+# ---------------------------------------------------------------- drawn scenarios
+#
+# Engines and requests drawn by Hypothesis, beyond what the fuzz generators
+# draw (block sizes of 3 and 5, budgets of 1, chunks of any size; in the main
+# family requests that fit no pool): the fast path's IR, report and outcome are the full
+# link's, or both paths refuse the scenario with the same message.
+
+def _engine():
+    return st.fixed_dictionaries(
+        {"block_size": st.sampled_from([1, 2, 3, 4, 5, 8, 16]), "budget": st.integers(1, 300),
+         "num_blocks": st.integers(1, 60), "max_seqs": st.integers(1, 8)},
+        optional={"chunk": st.integers(0, 70), "prefix_caching": st.booleans()})
+
+
+def _requests(extra: dict):
+    return st.lists(st.fixed_dictionaries({"prompt": st.integers(1, 150), "out": st.integers(1, 40),
+                                           "arrive": st.integers(0, 10)}, optional=extra),
+                    min_size=1, max_size=6)
+
+
+@st.composite
+def _scenario(draw):
+    s = draw(_engine())
+    s["max_seqs"] = min(s["max_seqs"], s["budget"])
+    if draw(st.booleans()):
+        s["policy"] = "priority"
+        s["requests"] = draw(_requests({"priority": st.integers(-2, 3)}))
+    else:
+        s["requests"] = draw(_requests({}))
+    return s
+
+
+@st.composite
+def _pd_scenario(draw):
+    P, D = draw(_engine()), draw(_engine())
+    reqs = draw(_requests({"xfer": st.integers(1, 6)}))
+    for e, tokens in ((P, lambda r: r["prompt"]), (D, lambda r: r["prompt"] + r["out"] - 1)):
+        e["max_seqs"] = min(e["max_seqs"], e["budget"])
+        # every request fits each side alone, as the P/D harness requires
+        e["num_blocks"] = max(e["num_blocks"], max(-(-tokens(r) // e["block_size"]) for r in reqs))
+    return {"P": P, "D": D, "xfer_steps": draw(st.integers(1, 6)), "proxy_delay": draw(st.integers(0, 3)),
+            "requests": reqs}
+
+
+def _said(f, *args):
+    try:
+        return "ok", f(*args)
+    except SerqError as e:
+        return "error", str(e)
+
+
+def _same_both_ways(harness, s, outcome):
+    harness.check(s)
+    fast = _said(A.harness_program, harness, s)
+    with A.linking("each"):
+        full = _said(A.harness_program, harness, s)
+    assert fast[0] == full[0], (s, fast, full)
+    if fast[0] == "error":
+        assert fast[1] == full[1], s
+        return
+    fast, full = fast[1], full[1]
+    assert dumps(fast) == dumps(full), s
+    assert repr(fast) == repr(full), s
+    a, b = _said(simulate, fast), _said(simulate, full)
+    assert a[0] == b[0], s
+    if a[0] == "error":
+        assert a[1] == b[1], s
+        return
+    assert json.dumps(a[1].data(), sort_keys=True) == json.dumps(b[1].data(), sort_keys=True), s
+    assert outcome(a[1], fast) == outcome(b[1], full), s
+
+
+@pytest.mark.parametrize("harness, scenarios, outcome", [
+    (S, _scenario(), O.scenario_outcome), (PD, _pd_scenario(), PD.outcome)], ids=["scenario", "pd"])
+def test_drawn_scenarios_give_the_full_links_ir_report_and_outcome(harness, scenarios, outcome, monkeypatch):
+    monkeypatch.setattr(A, "_SHAPES", {})
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(scenarios)
+    def check(s):
+        _same_both_ways(harness, s, outcome)
+    check()
+    counts = [c.counts for c in A._SHAPES.values()]
+    assert [c["untemplated"] for c in counts] == [0] * len(counts)
+    assert sum(c["instances"] for c in counts) >= 20, counts
