@@ -172,8 +172,7 @@ def test_pd_fuzz_scenarios_are_feasible_and_the_shrinker_keeps_the_property():
     assert small["requests"][0]["out"] == 1 and G.feasible(small)
 
 
-VLLM = os.path.join(".venv-vllm", "bin", "python")
-needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
+from .helpers import VLLM, needs_vllm  # noqa: E402,F401
 
 
 @pytest.mark.vllm
