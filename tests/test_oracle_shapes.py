@@ -249,6 +249,9 @@ def _scenario(draw):
 def _pd_scenario(draw):
     P, D = draw(_engine()), draw(_engine())
     reqs = draw(_requests({"xfer": st.integers(1, 6)}))
+    for r in reqs:
+        if draw(st.booleans()):     # a shared prompt: both KV pools content-addressed (PD.with_sessions)
+            r["prefix"] = {"id": draw(st.integers(0, 2)), "tokens": draw(st.integers(1, r["prompt"]))}
     for e, tokens in ((P, lambda r: r["prompt"]), (D, lambda r: r["prompt"] + r["out"] - 1)):
         e["max_seqs"] = min(e["max_seqs"], e["budget"])
         # every request fits each side alone, as the P/D harness requires
