@@ -815,9 +815,12 @@ class Checker:
             self.check_ref(s.growing, "pool", S, s)
             self.need_hold(s.growing, holds, "growing")
         targets = [M.Target("stage", s.stage.base)]
+        named = True        # every stage the run names is in the table
         for other in s.also:
             if self.check_ref(other, "stage", S, s):
                 targets.append(M.Target("stage", other.base))
+            else:
+                named = False
         if s.also:
             fams = [s.stage.base] + [o.base for o in s.also]
             if len(set(fams)) != len(fams):
@@ -829,7 +832,8 @@ class Checker:
                 if type(k) is not M.KPs or const_value(k.capacity) is None or not const_value(k.capacity) > 0:
                     self.problem("E724", f"a run over several stages holds ps stages of constant capacity "
                                  f"above 0; `{p.stages[base].name}` is not one")
-        self.want_cost(s.work, tuple(targets), f"the work of `run {name}`")
+        if named:           # (else the cost's targets would be said to differ from what is left)
+            self.want_cost(s.work, tuple(targets), f"the work of `run {name}`")
         self.const_amount(s.work, "work")
 
     def const_amount(self, e: M.Expr, what: str) -> None:
