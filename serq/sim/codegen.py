@@ -50,13 +50,14 @@ arrival's in ``Sim.arrive_src``.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import inspect
 import re
 
 from ..ir import model as M
 from ..ir.expr import walk
-from .compile import check_amount, max_draws
+from .compile import check_amount, code, max_draws
 from .errors import fmt_num
 from .stages import DelayStage, FifoStage, Job
 
@@ -158,8 +159,17 @@ class _Gen:
         name), and its source."""
         src = "\n".join(self.lines) + "\n"
         ns = self.comp.ns
-        exec(compile(src, f"<serq {title}>", "exec"), ns)  # noqa: S102 - our own source
+        exec(code(src, f"<serq {title}>", "exec"), ns)  # noqa: S102 - our own source
         return ns[name], src
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(cls) -> tuple:
+    """The parameters of ``cls.__init__``, the source of each default, and
+    the pattern that finds a parameter's name in a field's source."""
+    sig = inspect.signature(cls.__init__).parameters
+    params = list(sig)[1:]
+    return params, {p: repr(sig[p].default) for p in params}, re.compile(r"\b(" + "|".join(params) + r")\b")
 
 
 def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
@@ -167,12 +177,10 @@ def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
     ``__init__`` and each field ``__init__`` sets (``cls.FIELDS``) set from
     ``args`` (the sources of the arguments, by parameter name); ``fields``:
     the sources of fields to set to another value at once."""
-    params = list(inspect.signature(cls.__init__).parameters)[1:]
-    missing = [p for p in params if p not in args]
-    for p in missing:
-        default = inspect.signature(cls.__init__).parameters[p].default
-        args[p] = repr(default)
-    pat = re.compile(r"\b(" + "|".join(params) + r")\b")
+    params, defaults, pat = _signature(cls)
+    for p in params:
+        if p not in args:
+            args[p] = defaults[p]
     g.emit(f"{var} = {g.bind(object.__new__, '_new')}({g.bind(cls, '_cls')})", depth)
     fields = fields or {}
     for slot, value in cls.FIELDS:
