@@ -110,7 +110,7 @@ def main(argv):
     print(f"M/M/1 (λ = 0.8, E[S] = 1), {names[0]}, horizon {horizon:g}")
     wall, d = run_serq(mm1)
     reqs = d["client"]["response"]["count"]
-    serq_eps = d["events"] / wall
+    serq_eps = d["run"]["events"] / wall
     serq_rps = reqs / wall
     print(f"  serq : {wall:6.2f} s  {d['events']:>8} events  {serq_eps:10.0f} events/s  "
           f"{serq_rps:9.0f} requests/s")
