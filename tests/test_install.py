@@ -60,6 +60,10 @@ def test_the_installed_package_is_not_the_source_tree(venv):
                         "print(serq.paths.root())"], capture_output=True, text=True, cwd="/")
     module, root = r.stdout.split()
     assert module.startswith(str(env)) and root == os.path.join(os.path.dirname(module), "_data")
+    # the report's JSON Schema ships beside the package, as in the tree
+    with open(os.path.join(os.path.dirname(module), "report.schema.json"), encoding="utf-8") as f, \
+            open(os.path.join(ROOT, "serq", "report.schema.json"), encoding="utf-8") as g:
+        assert f.read() == g.read()
 
 
 def test_the_installed_oracle_runs_its_program_from_package_data(venv):
