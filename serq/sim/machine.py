@@ -46,6 +46,7 @@ from .stats import fsum
 from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
+from .trend import Trend
 
 SERIAL, TURN_NO, CACHED, COMPUTED = 0, 1, 2, 3
 NEW, OUT, THINK, MORE, FORCED = 4, 5, 6, 7, 8
@@ -291,11 +292,17 @@ class Sim:
         self.obs_k = [array("d") for _ in program.observes] if samples else None
         self.all_obs = [array("d") for _ in program.observes] if program.claims else None
         self.client = {"ttft": array("d"), "tpot": array("d"), "response": array("d")}
+        # with ``samples``: each client value's (times, sessions, turns), as an observation's
+        self.client_at = {k: (array("d"), array("q"), array("d")) for k in self.client} if samples else None
         self.joining = set()
         self.nattrs = len(program.attrs)
         self.closed = type(program.arrival) is M.AClosed
         self.warmed = False
         self.end_time = None
+        # the warm-up, then the trend's marks (serq.sim.trend): read before
+        # the first event at or after each
+        self.trend = Trend(self)
+        self.next_mark = self.warmup
         # declarations
         self.pools = [(SharedPool if p.shared else Pool)(self, i, p) for i, p in enumerate(program.pools)]
         self.comp = Compiler(self)
@@ -593,7 +600,7 @@ class Sim:
             # the same loop without what it does not need (no engine, hook,
             # gauge or draining)
             nev = self.nevents
-            warmed = self.warmed
+            mark = self.next_mark
             try:
                 while heap:
                     ev = pop(heap)
@@ -601,9 +608,8 @@ class Sim:
                     if t > horizon:
                         heapq.heappush(heap, ev)   # left as it was
                         break
-                    if not warmed and t >= warmup:
-                        self.snapshot_warmup()
-                        warmed = True
+                    if t >= mark:
+                        mark = self.pass_marks(t)
                     self.now = t
                     ctx[C_NOW] = t
                     if ev[3](ev[4]) is not False:
@@ -623,8 +629,8 @@ class Sim:
             if t > horizon:
                 break
             pop(heap)
-            if t >= warmup and not self.warmed:
-                self.snapshot_warmup()
+            if t >= self.next_mark:
+                self.pass_marks(t)
             self.now = t
             ctx[C_NOW] = t
             if ev[3](ev[4]) is False:
@@ -677,10 +683,20 @@ class Sim:
         if not self.warmed:
             self.now = min(warmup, end)
             self.snapshot_warmup()
+        self.trend.pass_until(end)
         self.now = end
         ctx[C_NOW] = end
         self.end_time = end
         self.finish()
+
+    def pass_marks(self, t) -> float:
+        """Before the event at ``t``: the warm-up's snapshot and the trend's
+        marks at or before ``t``; the next mark's time."""
+        if not self.warmed:
+            self.snapshot_warmup()
+        self.trend.pass_until(t)
+        self.next_mark = self.trend.next_mark()
+        return self.next_mark
 
     def snapshot_warmup(self) -> None:
         w = self.warmup
@@ -1068,8 +1084,17 @@ class Sim:
                 sess.outs += n - 1.0
             if now >= self.warmup:
                 self.client["ttft"].append(sess.first - sess.t_turn)
+                if self.samples:
+                    self.client_sample("ttft", t)
         else:
             sess.outs += n
+
+    def client_sample(self, key: str, t) -> None:
+        """The time, session and turn of the client value just recorded (``--dump``)."""
+        ts, ss, ks = self.client_at[key]
+        ts.append(self.now)
+        ss.append(t.sess.sid)
+        ks.append(t.a[TURN_NO])
 
     def client_prefill_end(self, t) -> None:
         sess = t.sess
@@ -1092,10 +1117,16 @@ class Sim:
             sess.first = sess.last_pre
             if after:
                 self.client["ttft"].append(sess.first - sess.t_turn)
+                if self.samples:
+                    self.client_sample("ttft", t)
         if after:
             self.client["response"].append(now - sess.t_turn)
+            if self.samples:
+                self.client_sample("response", t)
             if sess.first is not None and sess.outs > 0:
                 self.client["tpot"].append((now - sess.first) / sess.outs)
+                if self.samples:
+                    self.client_sample("tpot", t)
         if self.client_log is not None:
             self.client_log.append((sess.sid, self.first_pre.pop(sess.sid, sess.first), now))
 
