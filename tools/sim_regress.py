@@ -224,8 +224,12 @@ def run_case(kind: str, spec: dict) -> str:
         rep = simulate(prog, **kw)
     except SerqError as e:
         return "RUN ERROR\n" + e.render()
-    parts = ["DATA", json.dumps(rep.data(), sort_keys=True), "TEXT", rep.text(), "STUCK",
-             str(rep.stuck_sessions)]
+    # what the run computed, not where it was made: the `made` section names the
+    # program's path and the digest of its IR, which differ between two copies of the tree
+    data = rep.data()
+    data.pop("made", None)
+    text = "\n".join(line for line in rep.text().split("\n") if not line.startswith("made:"))
+    parts = ["DATA", json.dumps(data, sort_keys=True), "TEXT", text, "STUCK", str(rep.stuck_sessions)]
     for name, ts, ss, ks, vs in rep._samples:
         parts.append(f"SAMPLES {name}")
         parts.append(json.dumps([ts, ss, ks, vs]))
