@@ -58,6 +58,9 @@ from ..ir import model as M
 from ..ir.expr import walk
 from .compile import check_amount, max_draws
 from .errors import fmt_num
+from .statements import (CS, MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_DROP, OP_END, OP_FORK, OP_GROW,
+                         OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN, OP_SEG, OP_SET, OP_TURN,
+                         OP_WHILE)
 from .stages import DelayStage, FifoStage, Job
 
 
@@ -182,14 +185,33 @@ def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
 
 # -- segments ---------------------------------------------------------------------
 
+def thread_block(sim, stmts: list, root: bool = False) -> list:
+    """A block as threads run it: its nested blocks likewise, then its
+    straight statements as segments.  ``root``: the
+    session's block (not shared with any other use of the block)."""
+    done = sim.thread_blocks.get(id(stmts))
+    if done is not None and not root:
+        return done
+    for c in stmts:
+        if c.op in (OP_HOLD, OP_LOOP, OP_WHILE, OP_FORK):
+            c.body = thread_block(sim, c.body)
+        elif c.op == OP_BRANCH:
+            c.then = thread_block(sim, c.then)
+            if c.other is not None:
+                c.other = thread_block(sim, c.other)
+    out = segments(sim, stmts, root)
+    if not root:
+        sim.thread_blocks[id(stmts)] = out
+    return out
+
+
 def segments(sim, stmts: list, root: bool = False) -> list:
     """``stmts`` (a thread block's compiled statements) with each maximal run
     of straight statements replaced by one segment.  ``root``: the session's
     block, whose end ends the session."""
-    from . import machine as mc
-    straight = {mc.OP_SET, mc.OP_OBS, mc.OP_TURN, mc.OP_ANSWER, mc.OP_RUN, mc.OP_GROW, mc.OP_LOAD,
-                mc.OP_RELEASE, mc.OP_DROP, mc.OP_CHOOSE, mc.OP_FORK, mc.OP_END, mc.OP_JOIN}
-    stops = {mc.OP_RUN, mc.OP_GROW, mc.OP_END, mc.OP_JOIN}
+    straight = {OP_SET, OP_OBS, OP_TURN, OP_ANSWER, OP_RUN, OP_GROW, OP_LOAD,
+                OP_RELEASE, OP_DROP, OP_CHOOSE, OP_FORK, OP_END, OP_JOIN}
+    stops = {OP_RUN, OP_GROW, OP_END, OP_JOIN}
     out = []
     run = []
     for c in stmts:
@@ -222,14 +244,13 @@ def fault_loc(seg, exc):
 
 def _segment(sim, run: list, ends_session: bool = False):
     g = _Gen(sim)
-    mc = g.mc
     name = g.bind(None, "_seg")
     g.emit(f"def {name}(sim, t):", 0)
     g.emit("a = t.a")
     g.emit("now = sim.now")
     _segment_body(g, run, ends_session)
     g.emit("return False")
-    seg = mc.CS(mc.OP_SEG, run[-1].loc)
+    seg = CS(OP_SEG, run[-1].loc)
     seg.f, seg.src = g.function(name, f"segment {name}")
     seg.n = len(run)
     seg.stmts = run
@@ -312,7 +333,7 @@ def _wl_block(g, stmts, attr: str, turn: str, depth: int):
     the block cannot draw more than ``rng.AHEAD`` uniforms, each written
     out, the stream is just the list of its first draws (``draws``)."""
     mc = g.mc
-    exprs = [c.ir.expr for c in stmts if c.op in (mc.OP_SET, mc.OP_OBS)]
+    exprs = [c.ir.expr for c in stmts if c.op in (OP_SET, OP_OBS)]
     if not all(_plain(e) for e in exprs):
         g.emit(f"sim.run_wl_block(t, {attr}, {turn})", depth)
         return
@@ -327,9 +348,9 @@ def _wl_block(g, stmts, attr: str, turn: str, depth: int):
         method = "random"
     g.emit("wr = None", depth)
     for c in stmts:
-        if c.op == mc.OP_SET:
+        if c.op == OP_SET:
             g.emit(f"a[{c.slot}] = {g.comp.inline(c.ir.expr, rng_src=rng, draw_method=method)}", depth)
-        elif c.op == mc.OP_OBS:
+        elif c.op == OP_OBS:
             _observe_lines(g, c.obs, g.comp.inline(c.ir.expr, rng_src=rng, draw_method=method), depth)
 
 
@@ -485,31 +506,22 @@ def _join(g, c):
     g.emit("return True", 2)
 
 
-class _Statements(dict):
-    """The template of each statement kind a segment holds, by op (filled
-    at first use: the ops are the machine's)."""
-
-    def __missing__(self, op):
-        from . import machine as mc
-        self.update({
-            mc.OP_SET: _set,
-            mc.OP_OBS: _observe,
-            mc.OP_TURN: _turn,
-            mc.OP_ANSWER: _answer,
-            mc.OP_RUN: _run,
-            mc.OP_GROW: _call("do_grow", True),
-            mc.OP_LOAD: _call("do_load", False),
-            mc.OP_RELEASE: _call("do_release", False),
-            mc.OP_DROP: _drop,
-            mc.OP_CHOOSE: _call("do_choose", False),
-            mc.OP_FORK: _call("do_fork", False),
-            mc.OP_END: _end,
-            mc.OP_JOIN: _join,
-        })
-        return self[op]
-
-
-STATEMENTS = _Statements()
+# the template of each statement kind a segment holds, by op
+STATEMENTS = {
+    OP_SET: _set,
+    OP_OBS: _observe,
+    OP_TURN: _turn,
+    OP_ANSWER: _answer,
+    OP_RUN: _run,
+    OP_GROW: _call("do_grow", True),
+    OP_LOAD: _call("do_load", False),
+    OP_RELEASE: _call("do_release", False),
+    OP_DROP: _drop,
+    OP_CHOOSE: _call("do_choose", False),
+    OP_FORK: _call("do_fork", False),
+    OP_END: _end,
+    OP_JOIN: _join,
+}
 
 
 # -- stages: a job's arrival, written out ------------------------------------------
@@ -576,11 +588,10 @@ def completions(sim, blocks: list) -> None:
     one statement only, named by a constant, and the thread goes on with a
     segment, that segment is written out in the completion (for a thread
     that is there; any other goes through ``run_thread``)."""
-    from . import machine as mc
     sites = {}     # stage -> [(block, index of the segment that runs it)]
     for blk in blocks:
         for i, c in enumerate(blk):
-            if c.op == mc.OP_SEG and c.stmts[-1].op == mc.OP_RUN and c.stmts[-1].stage_const is not None:
+            if c.op == OP_SEG and c.stmts[-1].op == OP_RUN and c.stmts[-1].stage_const is not None:
                 sites.setdefault(c.stmts[-1].stage_const.sid, []).append((blk, i))
     for stage in sim.stages:
         tmpl = COMPLETIONS.get(type(stage))
@@ -590,7 +601,7 @@ def completions(sim, blocks: list) -> None:
         here = sites.get(stage.sid, [])
         if len(here) == 1:
             blk, i = here[0]
-            if i + 1 < len(blk) and blk[i + 1].op == mc.OP_SEG and blk[i + 1].n <= mc.MAX_STATEMENTS:
+            if i + 1 < len(blk) and blk[i + 1].op == OP_SEG and blk[i + 1].n <= MAX_STATEMENTS:
                 after = (blk, i + 1)
         f = _completion(sim, stage, tmpl, after)
         stage.done_cb = f
@@ -710,7 +721,7 @@ def _run_thread(g):
     g.emit("pc = fr[1]")
     g.emit("if pc < len(fr[0]):")
     g.emit("st = fr[0][pc]", 2)
-    g.emit(f"if st.op == {mc.OP_SEG} and st.n <= {mc.MAX_STATEMENTS}:", 2)
+    g.emit(f"if st.op == {OP_SEG} and st.n <= {MAX_STATEMENTS}:", 2)
     g.emit("fr[1] = pc + 1", 3)
     g.emit("try:", 3)
     g.emit("if st.f(sim, t):", 4)
@@ -850,7 +861,7 @@ def _arrive_lines(g, spec: bool):
     g.emit("t.ready_n = 1")
     g.emit(f"t.state = {mc.S_RUNNING}")
     first = sim.session_block[0] if sim.session_block else None
-    if first is None or first.op != mc.OP_SEG or first.n > mc.MAX_STATEMENTS:
+    if first is None or first.op != OP_SEG or first.n > MAX_STATEMENTS:
         g.emit("t.frames[0][1] = 0")
         g.emit("sim.run_thread(t)")
         return

@@ -92,6 +92,16 @@ class Fault(Exception):
         self.message = message
 
 
+class FieldLoc:
+    """Where a statement of an IR file without a source location is: its
+    field, ``$.blocks[B].stmts[I]``, which a run-time error then names."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
+
 def fmt_num(v: float) -> str:
     """A number as the messages print it: whole numbers without a point."""
     if isinstance(v, float):

@@ -37,30 +37,23 @@ from . import claims as claims_mod
 from . import codegen
 from . import rng as R
 from .claims import ClaimCheck
-from .compile import CTX, Compiler, check_amount, check_guard, is_static
-from .errors import Fault, RunError, StopInside, fmt_num, fmt_time
+from .compile import CTX, Compiler, check_amount, check_guard
+from .errors import FieldLoc, Fault, RunError, StopInside, fmt_num, fmt_time
 from .limits import Limits, Stall, check_finite_run
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
+from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
+                         OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
+                         OP_SEG, OP_SET, OP_TURN, OP_WHILE, last_loc)
+from . import statements
 from .stats import fsum
-from .stages import (MODES, MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
+from .stages import (MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
+from .threads import (CACHED, COMPUTED, F_BLOCK, F_HOLD, F_LEG, F_LOOP, F_ROOT, F_WHILE, FORCED, MORE, NEW, OUT,
+                      S_ENDED, S_GROWING, S_JOIN, S_NEW, S_QUEUED, S_READY, S_RUNNING, S_STAGE, SERIAL, THINK,
+                      TURN_NO, Carrier, EntryCarrier, Session, Thread, WlCarrier, cur_loc)
 
-SERIAL, TURN_NO, CACHED, COMPUTED = 0, 1, 2, 3
-NEW, OUT, THINK, MORE, FORCED = 4, 5, 6, 7, 8
-
-OP_SET, OP_OBS, OP_RUN, OP_HOLD, OP_TURN, OP_ANSWER, OP_BRANCH, OP_LOOP, OP_WHILE = range(9)
-OP_GROW, OP_DROP, OP_RELEASE, OP_LOAD, OP_CHOOSE, OP_END, OP_FORK, OP_JOIN = range(9, 17)
-OP_SEG = 17   # straight statements compiled to one function (serq.sim.codegen)
-OP_CONTENT = 18
-
-F_BLOCK, F_LOOP, F_WHILE, F_HOLD, F_ROOT, F_LEG = range(6)
-
-# thread states
-S_READY, S_RUNNING, S_STAGE, S_QUEUED, S_GROWING, S_JOIN, S_ENDED, S_NEW = range(8)
-
-MAX_STATEMENTS = 1_000_000
 MAX_READY = 1000
 
 C_NOW = CTX["Now"]
@@ -68,167 +61,6 @@ C_WAITED = CTX["Waited"]
 C_SIZE, C_AGE, C_LAST, C_WAITING = CTX["Size"], CTX["Age"], CTX["Last"], CTX["Waiting"]
 C_PRESENT = CTX["Present"]
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
-
-
-class CS:
-    """A compiled statement."""
-
-    __slots__ = ("op", "loc", "slot", "f", "obs", "stage_m", "stage_const", "mode", "grow_m", "also_m",
-                 "what", "members", "f_units", "f_res", "st_units", "st_res", "f_reuse", "f_cache",
-                 "lease_m", "f_lease", "body", "then", "other", "keys", "pool_m", "name", "nres",
-                 "ir", "n", "stmts", "ends", "lines", "locs", "src", "f_len")
-
-    def __init__(self, op, loc):
-        self.op = op
-        self.loc = loc
-        self.ir = None
-
-
-class FieldLoc:
-    """Where a statement of an IR file without a source location is: its
-    field, ``$.blocks[B].stmts[I]``, which a run-time error then names."""
-
-    __slots__ = ("path",)
-
-    def __init__(self, path: str):
-        self.path = path
-
-
-class Carrier:
-    """What the machine's own moments evaluate on: no session, its stream."""
-
-    __slots__ = ("a", "rng", "sess")
-
-    def __init__(self, rng):
-        self.a = None
-        self.rng = rng
-        self.sess = None
-
-    def make_rng(self):  # pragma: no cover - rng is always set
-        return self.rng
-
-
-class Session:
-    """A session.  ``main`` is its main thread until it ends (then None, so
-    that the two do not keep each other alive); ``attrs`` the main thread's
-    attributes, which its cache entries' eviction keys read.
-
-    The client's record of the current turn (§What the client sees):
-    ``in_turn`` while the turn is not answered (there is none before the
-    first turn), ``t_turn`` its start, ``first`` the time of its first output
-    token (None before), ``last_pre`` the end of its latest prefill (None
-    before), ``outs`` its output tokens after the first."""
-
-    # no __slots__ (a session is made per arrival): what a session has not
-    # set is read from these class attributes
-    main = None
-    attrs = None
-    legs = 0
-    joiner = None
-    ended = False
-    in_turn = False
-    first = None
-    last_pre = None
-    outs = 0.0
-    trace = None
-    turn_ix = 0
-    preset = None
-    nlegs = 0
-    content = ()     # what its tokens are (serq.sim.prefix)
-    chains = None
-
-    # what __init__ sets, for code that writes the construction out
-    # (serq.sim.codegen.construct)
-    FIELDS = (("sid", "sid"), ("t_arr", "t_arr"), ("leases", "[]"))
-
-    def __init__(self, sid, t_arr):
-        self.sid = sid
-        self.t_arr = t_arr
-        self.leases = []
-
-
-class Thread:
-    """A session's main line or one of its legs: a carrier for expressions
-    and a continuation (a stack of block frames)."""
-
-    # no __slots__ (a thread is made per arrival and fork): what a thread
-    # has not set is read from these class attributes
-    leg = False     # a leg (and its number), not the session's main line
-    leg_no = 0
-    rng = None
-    state = S_NEW
-    gen = 0
-    holds = ()      # the holds it is in, innermost last (a list from the first)
-    job = None
-    req = None
-    grower = None
-    ready_t = -1.0
-    ready_n = 0
-    adm_seq = 0
-    preempt_pos = None
-
-    # what __init__ sets, for code that writes the construction out
-    # (serq.sim.codegen.construct)
-    FIELDS = (("sim", "sim"), ("sess", "sess"), ("a", "attrs"), ("frames", "[]"),
-              ("leases", "sess.leases"))
-
-    def __init__(self, sim, sess, attrs):
-        """The session's main line."""
-        self.sim = sim
-        self.sess = sess
-        self.a = attrs
-        self.frames = []
-        self.leases = sess.leases
-
-    @classmethod
-    def fork(cls, sim, sess, attrs, leg_no: int):
-        """A leg of the session, its ``leg_no``-th."""
-        t = cls.__new__(cls)
-        t.sim = sim
-        t.sess = sess
-        t.a = attrs
-        t.frames = []
-        t.leg = True
-        t.leg_no = leg_no
-        t.leases = []
-        return t
-
-    def make_rng(self):
-        sim = self.sim
-        if self.leg:
-            self.rng = sim.streams.get(R.LEG, self.sess.sid, self.leg_no)
-        else:
-            self.rng = sim.streams.get(R.SESSION, self.sess.sid)
-        return self.rng
-
-
-class WlCarrier:
-    """A session's attributes with the stream of one (session, turn)."""
-
-    __slots__ = ("a", "rng", "sess", "streams", "turn")
-
-    def __init__(self, sim, thread, turn):
-        self.a = thread.a
-        self.sess = thread.sess
-        self.rng = None
-        self.streams = sim.streams
-        self.turn = turn
-
-    def make_rng(self):
-        self.rng = self.streams.get(R.WORKLOAD, self.sess.sid, self.turn)
-        return self.rng
-
-
-class EntryCarrier:
-    __slots__ = ("a", "rng", "sess")
-
-    def __init__(self, a, rng, sess):
-        self.a = a
-        self.rng = rng
-        self.sess = sess
-
-    def make_rng(self):  # pragma: no cover
-        return self.rng
 
 
 class Sim:
@@ -346,10 +178,10 @@ class Sim:
                 p.spill_when = self.comp.expr(d.spill.when)
         # blocks
         self.blocks = {}
-        self.session_block = self.block(program.session)
-        self.init_block = self.block(program.init) if program.init is not None else None
-        self.turn_block = self.block(program.turn) if program.turn is not None else None
-        self.session_end_loc = _last_loc(program, program.session)
+        self.session_block = statements.block(self, program.session)
+        self.init_block = statements.block(self, program.init) if program.init is not None else None
+        self.turn_block = statements.block(self, program.turn) if program.turn is not None else None
+        self.session_end_loc = last_loc(program, program.session)
         # observations that are tests (for the constant-0 note)
         self.obs_test = [True] * len(program.observes)
         seen = [False] * len(program.observes)
@@ -384,146 +216,11 @@ class Sim:
         # the completions of fifo and delay stages
         self.facts = codegen.Facts(program)
         self.thread_blocks = {}
-        self.session_block = self.thread_block(self.session_block, root=True)
+        self.session_block = codegen.thread_block(self, self.session_block, root=True)
         self.arrive, self.open_arrival = codegen.workload(self)
         codegen.completions(self, list(self.thread_blocks.values()) + [self.session_block])
 
     # -- compilation of blocks ---------------------------------------------
-    def block(self, b: int) -> list:
-        if b in self.blocks:
-            return self.blocks[b]
-        p = self.program
-        blk = p.blocks[b]
-        out = []
-        n = len(blk.stmts)
-        # answer points: after a Turn, before the next client statement, or
-        # at the end of the block
-        answer_before = set()
-        answer_at_end = False
-        for i, s in enumerate(blk.stmts):
-            if type(s) is M.STurn:
-                j = i + 1
-                while j < n and blk.sides[j] != "client":
-                    j += 1
-                if j < n:
-                    answer_before.add(j)
-                else:
-                    answer_at_end = True
-        for i, (s, loc) in enumerate(zip(blk.stmts, blk.locs)):
-            if loc is None:     # (an IR file need not locate its statements: an error names the field)
-                loc = FieldLoc(f"$.blocks[{b}].stmts[{i}]")
-            if i in answer_before:
-                out.append(CS(OP_ANSWER, loc))
-            c = self.stmt(s, loc)
-            c.ir = s     # (serq.sim.codegen writes its expressions out)
-            out.append(c)
-        if answer_at_end:
-            out.append(CS(OP_ANSWER, None))
-        self.blocks[b] = out
-        return out
-
-    def thread_block(self, stmts: list, root: bool = False) -> list:
-        """A block as threads run it: its nested blocks likewise, then its
-        straight statements as segments (serq.sim.codegen).  ``root``: the
-        session's block (not shared with any other use of the block)."""
-        done = self.thread_blocks.get(id(stmts))
-        if done is not None and not root:
-            return done
-        for c in stmts:
-            if c.op in (OP_HOLD, OP_LOOP, OP_WHILE, OP_FORK):
-                c.body = self.thread_block(c.body)
-            elif c.op == OP_BRANCH:
-                c.then = self.thread_block(c.then)
-                if c.other is not None:
-                    c.other = self.thread_block(c.other)
-        out = codegen.segments(self, stmts, root)
-        if not root:
-            self.thread_blocks[id(stmts)] = out
-        return out
-
-    def stmt(self, s, loc) -> CS:
-        comp = self.comp
-        p = self.program
-        t = type(s)
-        if t is M.SSet:
-            c = CS(OP_SET, loc)
-            c.slot = s.slot
-            c.f = comp.expr(s.expr)
-        elif t is M.SObserve:
-            c = CS(OP_OBS, loc)
-            c.obs = s.observe
-            c.f = comp.expr(s.expr)
-        elif t is M.STurn:
-            c = CS(OP_TURN, loc)
-        elif t is M.SRun:
-            c = CS(OP_RUN, loc)
-            c.stage_m = comp.member(s.stage, "stage")
-            k = comp.const_member(s.stage)
-            c.stage_const = None if k is None or s.also else self.stages[k]
-            c.mode = MODES[s.mode]
-            c.f = comp.expr(s.work)
-            c.grow_m = comp.member(s.growing, "pool") if s.growing is not None else None
-            c.also_m = [comp.member(r, "stage") for r in s.also]
-            c.name = p.stages[s.stage.base].name
-            c.what = f"work of `run {c.name}`"
-        elif t is M.SHold:
-            c = CS(OP_HOLD, loc)
-            c.members = [comp.member(hp.pool, "pool") for hp in s.pools]
-            c.f_units = [comp.expr(hp.units) for hp in s.pools]
-            c.f_res = [comp.expr(hp.reserve) if hp.reserve is not None else None for hp in s.pools]
-            c.st_units = [is_static(hp.units) for hp in s.pools]
-            c.st_res = [hp.reserve is not None and is_static(hp.reserve) for hp in s.pools]
-            c.f_reuse = comp.expr(s.reuse) if s.reuse is not None else None
-            c.f_cache = comp.expr(s.cache) if s.cache is not None else None
-            if s.lease is not None:
-                c.lease_m = comp.member(s.lease.pool, "pool")
-                c.f_lease = comp.expr(s.lease.time)
-            else:
-                c.lease_m = None
-                c.f_lease = None
-            c.name = [p.pools[hp.pool.base].name for hp in s.pools]
-            c.body = self.block(s.body)
-        elif t is M.SGrow or t is M.SLoad:
-            c = CS(OP_GROW if t is M.SGrow else OP_LOAD, loc)
-            c.pool_m = comp.member(s.pool, "pool")
-            c.f = comp.expr(s.expr)
-            c.name = p.pools[s.pool.base].name
-        elif t is M.SDrop or t is M.SRelease:
-            c = CS(OP_DROP if t is M.SDrop else OP_RELEASE, loc)
-            c.pool_m = comp.member(s.pool, "pool")
-            c.name = p.pools[s.pool.base].name
-        elif t is M.SBranch:
-            c = CS(OP_BRANCH, loc)
-            c.f = comp.expr(s.guard)
-            c.then = self.block(s.then)
-            c.other = self.block(s.other) if s.other is not None else None
-        elif t is M.SLoop:
-            c = CS(OP_LOOP, loc)
-            c.body = self.block(s.body)
-        elif t is M.SWhile:
-            c = CS(OP_WHILE, loc)
-            c.f = comp.expr(s.guard)
-            c.body = self.block(s.body)
-        elif t is M.SChoose:
-            c = CS(OP_CHOOSE, loc)
-            c.slot = s.slot
-            c.f = comp.expr(s.count)
-            c.keys = [comp.expr(k) for k in s.keys]
-        elif t is M.SEnd:
-            c = CS(OP_END, loc)
-        elif t is M.SFork:
-            c = CS(OP_FORK, loc)
-            c.body = self.block(s.body)
-        elif t is M.SJoin:
-            c = CS(OP_JOIN, loc)
-        elif t is M.SContent:
-            c = CS(OP_CONTENT, loc)
-            c.f = comp.expr(s.id)
-            c.f_len = comp.expr(s.len)
-        else:  # pragma: no cover
-            raise TypeError(s)
-        return c
-
     # -- events ----------------------------------------------------------------
     def schedule(self, t: float, fn, arg) -> None:
         self.seq += 1
@@ -737,7 +434,7 @@ class Sim:
             if t.ready_n >= MAX_READY:
                 raise self.session_error(Fault("R005", f"session {t.sess.sid} became ready {MAX_READY} "
                                                        "times at one instant: it does not let time pass"),
-                                         t, _cur_loc(t))
+                                         t, cur_loc(t))
         else:
             t.ready_t = now
             t.ready_n = 1
@@ -1777,7 +1474,7 @@ class Sim:
                                f"{s.legs} leg{'s' if s.legs != 1 else ''}, and every live session and leg "
                                "waits for another with no event left to free it (a finite lease breaks "
                                f"the cycle) (time {fmt_time(self.now)})",
-                       self.span(_cur_loc(s.main)), _field(_cur_loc(s.main)) or "$.blocks")
+                       self.span(cur_loc(s.main)), _field(cur_loc(s.main)) or "$.blocks")
 
     # -- claims and gauges --------------------------------------------------
     def agg_fn(self, agg: str, k: int):
@@ -1863,27 +1560,6 @@ def _field(loc) -> Optional[str]:
 
 def _turn_text(v: float) -> str:
     return str(int(v)) if v - v == 0.0 else fmt_num(v)
-
-
-def _cur_loc(t):
-    """The location of the statement a thread last executed or waits at."""
-    if t is None:
-        return None
-    for fr in reversed(t.frames):
-        pc = fr[1] - 1
-        if 0 <= pc < len(fr[0]):
-            return fr[0][pc].loc
-        if fr[2] == F_HOLD:
-            return fr[3].st.loc
-    return None
-
-
-def _last_loc(program, b):
-    blk = program.blocks[b]
-    for loc in reversed(blk.locs):
-        if loc is not None:
-            return loc
-    return None
 
 
 class TraceRow(list):
