@@ -29,7 +29,7 @@ from array import array
 from collections import deque
 from typing import Optional
 
-from ..diag import SerqError, Span
+from ..diag import SerqError
 from ..ir import model as M
 from ..ir.expr import is_test
 from ..ir.trace import is_mooncake, read_mooncake
@@ -38,7 +38,7 @@ from . import codegen
 from . import rng as R
 from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard
-from .errors import FieldLoc, Fault, RunError, StopInside, fmt_num, fmt_time
+from .errors import Fault, Locating, RunError, StopInside, field_of, fmt_num, fmt_time
 from .limits import Limits, Stall, check_finite_run
 from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
@@ -63,7 +63,7 @@ C_PRESENT = CTX["Present"]
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
 
 
-class Sim:
+class Sim(Locating):
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
@@ -232,27 +232,6 @@ class Sim:
 
     def pool_tick(self, pool) -> None:
         pool.tick(self.now)
-
-    # -- errors ----------------------------------------------------------------
-    def span(self, loc) -> Optional[Span]:
-        if loc is None or type(loc) is FieldLoc:
-            return None
-        files = self.program.files
-        if 0 <= loc.file < len(files):
-            return Span.point(files[loc.file], loc.line, loc.col)
-        return None
-
-    def session_error(self, f: Fault, t, loc):
-        turn = _turn_text(t.a[TURN_NO]) if t is not None else 0
-        sid = t.sess.sid if t is not None else 0
-        msg = f"{f.message} (session {sid}, turn {turn}, time {fmt_time(self.now)})"
-        return RunError(f.code, msg, self.span(loc), _field(loc))
-
-    def machine_fault(self, f: Fault, loc, field: Optional[str] = None):
-        """Raise the machine's own error ``f`` at the declaration or statement
-        ``loc``, or at the IR ``field`` it is about when it has no location."""
-        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc),
-                       _field(loc) or field)
 
     # -- the run ------------------------------------------------------------
     def run(self):
@@ -1474,7 +1453,7 @@ class Sim:
                                f"{s.legs} leg{'s' if s.legs != 1 else ''}, and every live session and leg "
                                "waits for another with no event left to free it (a finite lease breaks "
                                f"the cycle) (time {fmt_time(self.now)})",
-                       self.span(cur_loc(s.main)), _field(cur_loc(s.main)) or "$.blocks")
+                       self.span(cur_loc(s.main)), field_of(cur_loc(s.main)) or "$.blocks")
 
     # -- claims and gauges --------------------------------------------------
     def agg_fn(self, agg: str, k: int):
@@ -1552,14 +1531,6 @@ def turn_index(v: float) -> int:
     if v - v == 0.0:
         return int(v)
     raise Fault("R017", f"`turn_no` is {fmt_num(v)}: the turn number is a finite number (a set made it so)")
-
-
-def _field(loc) -> Optional[str]:
-    return loc.path if type(loc) is FieldLoc else None
-
-
-def _turn_text(v: float) -> str:
-    return str(int(v)) if v - v == 0.0 else fmt_num(v)
 
 
 class TraceRow(list):
