@@ -40,8 +40,7 @@ from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard
 from .errors import Fault, Locating, RunError, StopInside, field_of, fmt_num, fmt_time
 from .limits import Limits, Stall, check_finite_run
-from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
-from .prefix import SharedPool, add_content
+from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, SharedPool, add_content, round_down, round_up
 from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
                          OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
                          OP_SEG, OP_SET, OP_TURN, OP_WHILE, last_loc)

@@ -62,7 +62,7 @@ class Session:
     turn_ix = 0
     preset = None
     nlegs = 0
-    content = ()     # what its tokens are (serq.sim.prefix)
+    content = ()     # what its tokens are (serq.sim.pools.prefix)
     chains = None
 
     # what __init__ sets, for code that writes the construction out

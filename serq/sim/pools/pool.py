@@ -1,4 +1,5 @@
-"""Pools: allocations, the prefix cache, the admission queue and growers.
+"""A pool's state: allocations, the prefix cache, the admission queue and
+growers, and what changes it (taking, growing, giving back, eviction).
 
 State of one pool (§Semantics, Configuration):
 
@@ -21,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..ir import model as M
-from .stages import MODE_PREFILL
+from ...ir import model as M
+from ..stages import MODE_PREFILL
 
 
 def round_up(b: Optional[float], u: float) -> float:
@@ -134,7 +135,7 @@ class Grower:
 
 class Pool:
     """A pool whose cache entries are per session (the default); a
-    content-addressed one (`cache shared;`) is serq.sim.prefix.SharedPool,
+    content-addressed one (`cache shared;`) is serq.sim.pools.prefix.SharedPool,
     which keeps the calls below."""
 
     shared = False
@@ -241,7 +242,7 @@ class Pool:
             return self.used + self.outstanding(exclude=pa) + need <= self.cap
         return self.used + need <= self.cap
 
-    # -- a hold's allocation (what machine.py calls) ----------------------------
+    # -- a hold's allocation (what the pool commands call) ----------------------
     def fits_hold(self, need: float, sess, units: float, reuse, caching: bool) -> bool:
         return self.fits_admission(need)
 
