@@ -40,7 +40,7 @@ from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard
 from .errors import Fault, Locating, RunError, StopInside, field_of, fmt_num, fmt_time
 from .limits import Limits, Stall, check_finite_run
-from .pools import Grower, HoldInst, Pool, PoolAlloc, Req, SharedPool, add_content, round_down, round_up
+from .pools import Admission, Grower, Pool, SharedPool, add_content, round_down, round_up
 from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
                          OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
                          OP_SEG, OP_SET, OP_TURN, OP_WHILE, last_loc)
@@ -49,7 +49,7 @@ from .stats import fsum
 from .stages import (MODE_DECODE, DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import GROW_OK, GROW_SELF, GROW_STALL, StepStage
-from .threads import (CACHED, COMPUTED, F_BLOCK, F_HOLD, F_LEG, F_LOOP, F_ROOT, F_WHILE, FORCED, MORE, NEW, OUT,
+from .threads import (COMPUTED, F_BLOCK, F_HOLD, F_LEG, F_LOOP, F_ROOT, F_WHILE, FORCED, MORE, NEW, OUT,
                       S_ENDED, S_GROWING, S_JOIN, S_NEW, S_QUEUED, S_READY, S_RUNNING, S_STAGE, SERIAL, THINK,
                       TURN_NO, Carrier, EntryCarrier, Session, Thread, WlCarrier, cur_loc)
 
@@ -62,7 +62,7 @@ C_PRESENT = CTX["Present"]
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
 
 
-class Sim(Locating):
+class Sim(Locating, Admission):
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
@@ -774,132 +774,6 @@ class Sim(Locating):
         if self.client_log is not None:
             self.client_log.append((sess.sid, self.first_pre.pop(sess.sid, sess.first), now))
 
-    # -- holds -------------------------------------------------------------
-    def do_hold(self, t, st, fr, pc, front: bool) -> bool:
-        """Join the queue of the hold's first pool (or be rejected).  Always
-        blocks."""
-        pids = [m(t) for m in st.members]
-        if len(pids) > 1 and len(set(pids)) < len(pids):
-            raise Fault("R013", "two indices of one hold name the same member of `"
-                        + st.name[0] + "`")
-        # a request that can never fit: judged now for what reads only
-        # attributes and numbers
-        pools = self.pools
-        for i, pid in enumerate(pids):
-            pool = pools[pid]
-            for static, fns, what in ((st.st_units, st.f_units, "units"), (st.st_res, st.f_res, "reserve")):
-                if static[i]:
-                    v = fns[i](t)
-                    if not (v >= 0):
-                        check_amount(v, f"{what} of `{st.name[i]}`")
-                    if round_up(pool.block, v) > pool.cap:
-                        self.reject(t, pool, st)
-                        return True
-        self.alloc_seq += 1
-        req = Req(t, st, pids, self.alloc_seq, self.now, front, fr, pc)
-        t.req = req
-        t.state = S_QUEUED
-        pools[pids[0]].enqueue(req)
-        return True
-
-    def reject(self, t, pool, st) -> None:
-        if self.now >= self.warmup:
-            pool.rejected += 1
-        sess = t.sess
-        if t.leg:
-            # a refused leg ends its session; the leg ends with it
-            self.leg_end(t, refused=True)
-            if not sess.ended:
-                self.kill(sess.main)
-                self.finish_session(sess)
-        else:
-            self.release_all(t)
-            self.finish_session(sess, refused=True)
-        t.state = S_ENDED
-
-    def reuse_of(self, t, st):
-        """A hold's `reuse` (None: none, or the hold takes no part in the cache)."""
-        if st.f_cache is None or st.f_reuse is None:
-            return None
-        reuse = st.f_reuse(t)
-        if not (reuse >= 0):
-            check_amount(reuse, "reuse")
-        return reuse
-
-    def fits_req(self, req):
-        """The header's units and reserves if every pool of the hold has
-        room now; None otherwise."""
-        t = req.thread
-        st = req.st
-        pools = self.pools
-        vals = []
-        try:
-            for i, pid in enumerate(req.pids):
-                pool = pools[pid]
-                u = st.f_units[i](t)
-                if not (u >= 0):
-                    check_amount(u, f"units of `{st.name[i]}`")
-                fr = st.f_res[i]
-                if fr is not None:
-                    r = fr(t)
-                    if not (r >= 0):
-                        check_amount(r, f"reserve of `{st.name[i]}`")
-                    need = round_up(pool.block, u if u >= r else r)
-                else:
-                    need = round_up(pool.block, u)
-                if pool.shared:
-                    if not pool.fits_hold(need, t.sess, u, self.reuse_of(t, st), st.f_cache is not None):
-                        return None
-                elif not pool.fits_admission(need):
-                    return None
-                vals.append((u, need))
-        except Fault as f:
-            raise self.session_error(f, t, st.loc) from None
-        return vals
-
-    def admit(self, req, vals) -> None:
-        t = req.thread
-        st = req.st
-        now = self.now
-        pools = self.pools
-        pool0 = pools[req.pids[0]]
-        pool0.dequeue(req)
-        self.adm_counter += 1
-        hold = HoldInst(t, st, req.pids, self.adm_counter)
-        t.adm_seq = self.adm_counter
-        try:
-            reuse = self.reuse_of(t, st)
-        except Fault as f:
-            raise self.session_error(f, t, st.loc) from None
-        consumed = 0.0
-        after = now >= self.warmup
-        for i, pid in enumerate(req.pids):
-            pool = pools[pid]
-            pool.tick(now)
-            u, need = vals[i]
-            self.alloc_seq += 1
-            pa = PoolAlloc(pool, hold, t, self.alloc_seq)
-            c = pool.take(pa, t.sess, u, st.f_cache is not None, reuse)
-            if c > consumed:
-                consumed = c
-            pa.res = need
-            pool.allocs[pa.seq] = pa
-            hold.allocs.append(pa)
-            if after:
-                pool.admissions += 1
-        if after:
-            pool0.wait_sum += now - req.t_join
-            pool0.wait_n += 1
-        t.a[CACHED] = consumed
-        hold.pc = req.pc
-        hold.frame_parent = req.parent
-        t.frames.append([st.body, 0, F_HOLD, hold])
-        if t.holds:
-            t.holds.append(hold)
-        else:
-            t.holds = [hold]     # (an empty tuple until the first)
-        t.req = None
-
     def hold_exit(self, t, hold) -> None:
         """The end of a hold's body: release (or lease) every pool it still
         holds, caching per its clause."""
@@ -1199,23 +1073,6 @@ class Sim(Locating):
         t.state = S_NEW
 
     # -- queue selection and eviction keys ----------------------------------
-    def select_by_keys(self, pool):
-        ctx = self.ctx
-        now = self.now
-        best = None
-        best_key = None
-        keys = pool.f_queue
-        for req in pool.rest:
-            ctx[C_WAITED] = now - req.t_join
-            try:
-                k = tuple(f(req.thread) for f in keys)
-            except Fault as f:
-                raise self.session_error(f, req.thread, pool.decl.loc) from None
-            if best is None or k < best_key:
-                best = req
-                best_key = k
-        return best
-
     def evict_choice(self, pool):
         ctx = self.ctx
         now = self.now
@@ -1285,24 +1142,6 @@ class Sim(Locating):
         to.add_entry(sess, have + units, self.now)
         to.make_room(0.0)
         to.dirty = True
-
-    # -- settle-time admissions --------------------------------------------
-    def retry_pools(self) -> bool:
-        changed = False
-        for pool in self.pools:
-            if pool.growers:
-                if self.retry_growers(pool):
-                    changed = True
-            if pool.nqueued and pool.admit_via is None:
-                while pool.nqueued:
-                    req = pool.head()
-                    vals = self.fits_req(req)
-                    if vals is None:
-                        break
-                    self.admit(req, vals)
-                    self.make_ready(req.thread)
-                    changed = True
-        return changed
 
     # -- sessions ------------------------------------------------------------
     def start_workload(self) -> None:

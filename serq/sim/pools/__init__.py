@@ -3,11 +3,17 @@
 * ``pool.py``: a pool's state (allocations, the per-session cache, the
   admission queue, growers) and the calls that change it;
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
-  the same calls.
+  the same calls;
+* ``admission.py``: a hold's admission (its queue, its refusal, settle-time
+  admissions).
+
+The commands are parts of the machine (``serq.sim.machine.Sim``): they read
+and write its state (its clock, its pools, its threads) as one object.
 """
 
+from .admission import Admission
 from .pool import Entry, Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
 
-__all__ = ["Entry", "Grower", "HoldInst", "Pool", "PoolAlloc", "Req", "SharedPool", "add_content", "round_down",
+__all__ = ["Admission", "Entry", "Grower", "HoldInst", "Pool", "PoolAlloc", "Req", "SharedPool", "add_content", "round_down",
            "round_up"]
