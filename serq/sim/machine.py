@@ -40,7 +40,7 @@ from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard
 from .errors import Fault, Locating, RunError, StopInside, field_of, fmt_num, fmt_time
 from .limits import Limits, Stall, check_finite_run
-from .pools import Admission, Grower, Pool, SharedPool, add_content, round_down, round_up
+from .pools import Admission, Grower, Release, Pool, SharedPool, add_content, round_down, round_up
 from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
                          OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
                          OP_SEG, OP_SET, OP_TURN, OP_WHILE, last_loc)
@@ -62,7 +62,7 @@ C_PRESENT = CTX["Present"]
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
 
 
-class Sim(Locating, Admission):
+class Sim(Locating, Admission, Release):
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
@@ -774,96 +774,6 @@ class Sim(Locating, Admission):
         if self.client_log is not None:
             self.client_log.append((sess.sid, self.first_pre.pop(sess.sid, sess.first), now))
 
-    def hold_exit(self, t, hold) -> None:
-        """The end of a hold's body: release (or lease) every pool it still
-        holds, caching per its clause."""
-        st = hold.st
-        cval = None
-        if st.f_cache is not None:
-            v = st.f_cache(t)
-            cval = check_amount(v, "cache") if not (v >= 0) else v
-        lease_pid = st.lease_m(t) if st.lease_m is not None else None
-        for pa in hold.allocs:
-            if pa.released:
-                continue
-            if lease_pid is not None and pa.pool.pid == lease_pid:
-                self.make_lease(t, pa, st)
-            else:
-                self.release_pa(pa, cval, False)
-        t.holds.remove(hold)
-        t.a[COMPUTED] = 0.0
-        if t.preempt_pos is not None:
-            t.preempt_pos.pop(st, None)
-            if self.stuck:
-                self.stuck.pop((t.sess.sid, id(st)), None)
-
-    def release_pa(self, pa, cval, preempt: bool) -> None:
-        pool = pa.pool
-        now = self.now
-        pool.tick(now)
-        keep = None
-        if cval is not None:
-            comp = pa.pos if (preempt or pa.hold.grown) else pa.alloc
-            if comp > pa.alloc:
-                # a hold caches at most what it holds: a prefix it consumed
-                # beyond its units was never its memory (as Exec's release,
-                # which the memory invariant's proof relies on)
-                comp = pa.alloc
-            keep = round_down(pool.block, cval if cval < comp else comp)
-        pool.give_back(pa, keep, now)
-        pa.released = True
-        pool.dirty = True
-        if pa.lease and pa.lease_evt is not None:
-            pa.lease_evt = None
-
-    def make_lease(self, t, pa, st) -> None:
-        v = st.f_lease(t)
-        if not (v >= 0):
-            check_amount(v, "lease time")
-        pa.lease = True
-        pa.cache_fn = st.f_cache
-        pa.cache_carrier = t
-        t.leases.append(pa)
-        if not math.isinf(v):
-            pa.lease_evt = True
-            self.schedule(self.now + v, self.lease_expire, pa)
-
-    def end_lease(self, pa) -> None:
-        cval = None
-        if pa.cache_fn is not None:
-            car = pa.cache_carrier
-            try:
-                v = pa.cache_fn(car)
-                cval = check_amount(v, "cache") if not (v >= 0) else v
-            except Fault as f:
-                raise self.session_error(f, car, None) from None
-        owner = pa.cache_carrier
-        for lst in (owner.leases, owner.sess.leases):
-            if pa in lst:
-                lst.remove(pa)
-        self.release_pa(pa, cval, False)
-
-    def lease_expire(self, pa):
-        if pa.released:
-            return False
-        self.end_lease(pa)
-
-    def do_release(self, t, st) -> None:
-        pid = st.pool_m(t)
-        for h in reversed(t.holds):
-            pa = h.alloc_on(pid)
-            if pa is not None:
-                cval = None
-                if h.st.f_cache is not None:
-                    v = h.st.f_cache(t)
-                    cval = check_amount(v, "cache") if not (v >= 0) else v
-                self.release_pa(pa, cval, False)
-                return
-        for pa in list(t.leases):
-            if pa.pool.pid == pid and not pa.released:
-                self.end_lease(pa)
-                return
-
     def do_load(self, t, st) -> None:
         pid = st.pool_m(t)
         pa = self.innermost(t, pid)
@@ -1215,17 +1125,6 @@ class Sim(Locating, Admission):
             self.release_all(t)
         t.state = S_ENDED
         self.finish_session(sess)
-
-    def release_all(self, t) -> None:
-        while t.holds:
-            h = t.holds.pop()
-            cval = None
-            if h.st.f_cache is not None:
-                v = h.st.f_cache(t)
-                cval = check_amount(v, "cache") if not (v >= 0) else v
-            for pa in h.allocs:
-                if not pa.released:
-                    self.release_pa(pa, cval, False)
 
     def finish_session(self, sess, refused: bool = False) -> None:
         if sess.ended:

@@ -5,7 +5,8 @@
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
   the same calls;
 * ``admission.py``: a hold's admission (its queue, its refusal, settle-time
-  admissions).
+  admissions);
+* ``release.py``: release (and what it caches) and leases.
 
 The commands are parts of the machine (``serq.sim.machine.Sim``): they read
 and write its state (its clock, its pools, its threads) as one object.
@@ -14,6 +15,7 @@ and write its state (its clock, its pools, its threads) as one object.
 from .admission import Admission
 from .pool import Entry, Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
+from .release import Release
 
-__all__ = ["Admission", "Entry", "Grower", "HoldInst", "Pool", "PoolAlloc", "Req", "SharedPool", "add_content", "round_down",
+__all__ = ["Admission", "Entry", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "add_content", "round_down",
            "round_up"]
