@@ -40,7 +40,7 @@ from .claims import ClaimCheck
 from .compile import CTX, Compiler, check_amount, check_guard
 from .errors import Fault, Locating, RunError, StopInside, field_of, fmt_num, fmt_time
 from .limits import Limits, Stall, check_finite_run
-from .pools import Admission, Growth, Release, Pool, SharedPool, add_content, round_down, round_up
+from .pools import Admission, Eviction, Growth, Pool, Release, SharedPool, add_content, round_up
 from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
                          OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
                          OP_SEG, OP_SET, OP_TURN, OP_WHILE, last_loc)
@@ -51,18 +51,17 @@ from .stages import (DelayStage, FifoStage, FlowNet, Job, PsStage,
 from .step import StepStage
 from .threads import (F_BLOCK, F_HOLD, F_LEG, F_LOOP, F_ROOT, F_WHILE, FORCED, MORE, NEW, OUT,
                       S_ENDED, S_GROWING, S_JOIN, S_NEW, S_QUEUED, S_READY, S_RUNNING, S_STAGE, SERIAL, THINK,
-                      TURN_NO, Carrier, EntryCarrier, Session, Thread, WlCarrier, cur_loc)
+                      TURN_NO, Carrier, Session, Thread, WlCarrier, cur_loc)
 
 MAX_READY = 1000
 
 C_NOW = CTX["Now"]
 C_WAITED = CTX["Waited"]
-C_SIZE, C_AGE, C_LAST, C_WAITING = CTX["Size"], CTX["Age"], CTX["Last"], CTX["Waiting"]
 C_PRESENT = CTX["Present"]
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
 
 
-class Sim(Locating, Admission, Release, Growth):
+class Sim(Locating, Admission, Release, Growth, Eviction):
     CTX_PRESENT = C_PRESENT
 
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
@@ -794,77 +793,6 @@ class Sim(Locating, Admission, Release, Growth):
                 t.sess.joiner = None
                 self.joining.discard(t.sess)
         t.state = S_NEW
-
-    # -- queue selection and eviction keys ----------------------------------
-    def evict_choice(self, pool):
-        ctx = self.ctx
-        now = self.now
-        best = None
-        best_key = None
-        keys = pool.f_evict
-        rng = self.mcar.rng
-        for e in pool.entries.values():
-            ctx[C_SIZE] = e.units
-            ctx[C_LAST] = e.last
-            ctx[C_AGE] = now - e.last
-            ctx[C_WAITING] = 1.0 if self.session_waiting(e.sess) else 0.0
-            car = EntryCarrier(e.sess.attrs, rng, e.sess)
-            try:
-                k = tuple(f(car) for f in keys) + (e.seq,)
-            except Fault as f:
-                self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
-            if best is None or k < best_key:
-                best = e
-                best_key = k
-        return best
-
-    def session_waiting(self, sess) -> bool:
-        m = sess.main
-        return m is not None and m.state == S_QUEUED
-
-    def maybe_spill(self, pool, e, units: float) -> None:
-        if units <= 0:
-            return
-        ctx = self.ctx
-        now = self.now
-        ctx[C_SIZE] = units
-        ctx[C_LAST] = e.last
-        ctx[C_AGE] = now - e.last
-        ctx[C_WAITING] = 1.0 if self.session_waiting(e.sess) else 0.0
-        car = EntryCarrier(e.sess.attrs, self.mcar.rng, e.sess)
-        try:
-            if not (pool.spill_when(car) != 0.0):
-                return
-            to = self.pools[pool.spill_to(car)]
-            via = self.stages[pool.spill_via(car)]
-            w = pool.spill_work(car)
-            if not (w >= 0):
-                check_amount(w, "work of the spill")
-        except Fault as f:
-            self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
-        if now >= self.warmup:
-            pool.spills += 1
-        self.job_seq += 1
-        job = Job(None, via, w, 0, now, self.job_seq)
-        job.cb = self.spill_done
-        job.cb_arg = (to, e.sess, units)
-        if w == 0:
-            self.spill_done(job)
-        elif via.shared:
-            self.flows.arrive(job, [via])
-        else:
-            via.arrive(job)
-
-    def spill_done(self, job) -> None:
-        to, sess, units = job.cb_arg
-        to.tick(self.now)
-        units = round_down(to.block, min(units, to.cap - to.used))
-        if units <= 0:
-            return
-        have = to.cached_of(sess)
-        to.add_entry(sess, have + units, self.now)
-        to.make_room(0.0)
-        to.dirty = True
 
     # -- sessions ------------------------------------------------------------
     def start_workload(self) -> None:

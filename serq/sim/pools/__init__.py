@@ -8,17 +8,20 @@
   admissions);
 * ``release.py``: release (and what it caches) and leases;
 * ``growth.py``: growth (``grow``, ``load``, an engine's growing runs), the
-  growers that wait, and preemption.
+  growers that wait, and preemption;
+* ``evict.py``: what eviction asks of the machine (the keys of ``evict by``)
+  and spills.
 
 The commands are parts of the machine (``serq.sim.machine.Sim``): they read
 and write its state (its clock, its pools, its threads) as one object.
 """
 
 from .admission import Admission
+from .evict import Eviction
 from .growth import GROW_OK, GROW_SELF, GROW_STALL, Growth
 from .pool import Entry, Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
 from .release import Release
 
-__all__ = ["Admission", "Entry", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "add_content", "round_down",
+__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "add_content", "round_down",
            "round_up"]
