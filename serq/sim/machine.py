@@ -46,9 +46,9 @@ from .stats import fsum
 from .stages import (DelayStage, FifoStage, FlowNet, Job, PsStage,
                      SharedStage)
 from .step import StepStage
-from .workload import Workload, load_trace, turn_index
+from .workload import Workload, load_trace
 from .threads import (F_BLOCK, F_HOLD, F_LEG, F_LOOP, F_ROOT, F_WHILE, S_ENDED, S_GROWING, S_JOIN, S_NEW, S_QUEUED,
-                      S_READY, S_RUNNING, S_STAGE, SERIAL, TURN_NO, Carrier, Session, Thread, cur_loc)
+                      S_READY, S_RUNNING, S_STAGE, TURN_NO, Carrier, Thread, cur_loc)
 
 MAX_READY = 1000
 
