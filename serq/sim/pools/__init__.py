@@ -5,8 +5,8 @@
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
   the same calls;
 * ``admission.py``: a hold's admission (its queue, its refusal, settle-time
-  admissions);
-* ``release.py``: release (and what it caches) and leases;
+  admissions), and the heads that could never fit;
+* ``release.py``: release (and what it caches), ``drop`` and leases;
 * ``growth.py``: growth (``grow``, ``load``, an engine's growing runs), the
   growers that wait, and preemption;
 * ``evict.py``: what eviction asks of the machine (the keys of ``evict by``)

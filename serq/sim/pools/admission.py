@@ -180,3 +180,25 @@ class Admission:
                 best = req
                 best_key = k
         return best
+
+    def note_over_cap(self) -> None:
+        """The run has ended: a hold still at the head of a pool's queue that
+        needs more than one of its pools' capacity could never have been
+        admitted (the report's note)."""
+        for pool in self.pools:
+            req = pool.head() if pool.nqueued else None
+            if req is None:
+                continue
+            t = req.thread
+            st = req.st
+            for i, pid in enumerate(req.pids):
+                p = self.pools[pid]
+                try:
+                    u = st.f_units[i](t)
+                    r = st.f_res[i](t) if st.f_res[i] is not None else u
+                except Fault:
+                    continue
+                need = round_up(p.block, max(u, r))
+                if need > p.cap:
+                    p.over_cap += 1
+                    p.over_notes.append((t.sess.sid, need))

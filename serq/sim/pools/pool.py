@@ -184,6 +184,20 @@ class Pool:
         self.over_cap = 0
         self.over_notes: list = []
 
+    def compile_rules(self, comp) -> None:
+        """The pool's rules as functions: its eviction keys (``evict by``),
+        preemption keys, queue keys and spill (``spill to … via … work …
+        when …``)."""
+        self.f_evict = [comp.expr(k) for k in self.evict_keys] if self.evict_keys else None
+        self.f_victim = [comp.expr(k) for k in self.preempt_keys]
+        self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
+        sp = self.decl.spill
+        if sp is not None:
+            self.spill_to = comp.member(sp.to, "pool")
+            self.spill_via = comp.member(sp.via, "stage")
+            self.spill_work = comp.expr(sp.work)
+            self.spill_when = comp.expr(sp.when)
+
     # -- time averages -------------------------------------------------------
     def tick(self, now: float) -> None:
         dt = now - self.t_acc

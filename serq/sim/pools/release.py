@@ -92,6 +92,13 @@ class Release:
                 self.end_lease(pa)
                 return
 
+    def do_drop(self, t, st) -> None:
+        """``drop P``: the session's cache entry on P goes."""
+        pool = self.pools[st.pool_m(t)]
+        pool.tick(self.now)
+        pool.drop(t.sess)
+        pool.dirty = True
+
     def make_lease(self, t, pa, st) -> None:
         v = st.f_lease(t)
         if not (v >= 0):
