@@ -195,18 +195,11 @@ class Interpreter:
         is ready, its session runs at once (as the settle right after the
         event would run it first)."""
         t = job.thread
-        if t is None:
-            if job.cb is not None:
-                job.cb(job)
+        now = self.now
+        if t is None or self.ready or t.ready_t == now:
+            self.job_done(job)
             return
         t.job = None
-        if self.ready:
-            self.make_ready(t)
-            return
-        now = self.now
-        if t.ready_t == now:
-            self.make_ready(t)
-            return
         t.ready_t = now
         t.ready_n = 1
         t.state = S_RUNNING

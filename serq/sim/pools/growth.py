@@ -23,6 +23,7 @@ from ..errors import Fault, fmt_num
 from ..stages import MODE_DECODE
 from ..threads import COMPUTED, F_HOLD, S_GROWING
 from .pool import Grower, round_up
+from .release import cache_amount
 
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
 
@@ -187,13 +188,10 @@ class Growth:
         # caching its computed prefix (its position)
         while t.holds:
             h = t.holds.pop()
-            cval = None
-            if h.st.f_cache is not None:
-                try:
-                    v = h.st.f_cache(t)
-                    cval = check_amount(v, "cache") if not (v >= 0) else v
-                except Fault as f:
-                    raise self.session_error(f, t, h.st.loc) from None
+            try:
+                cval = cache_amount(h.st.f_cache, t)
+            except Fault as f:
+                raise self.session_error(f, t, h.st.loc) from None
             for x in h.allocs:
                 if not x.released:
                     self.release_pa(x, cval, True)

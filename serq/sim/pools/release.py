@@ -22,15 +22,20 @@ from ..threads import COMPUTED
 from .pool import round_down
 
 
+def cache_amount(f, t):
+    """A hold's cache clause read on ``t`` (None without one)."""
+    if f is None:
+        return None
+    v = f(t)
+    return check_amount(v, "cache") if not (v >= 0) else v
+
+
 class Release:
     def hold_exit(self, t, hold) -> None:
         """The end of a hold's body: release (or lease) every pool it still
         holds, caching per its clause."""
         st = hold.st
-        cval = None
-        if st.f_cache is not None:
-            v = st.f_cache(t)
-            cval = check_amount(v, "cache") if not (v >= 0) else v
+        cval = cache_amount(st.f_cache, t)
         lease_pid = st.lease_m(t) if st.lease_m is not None else None
         for pa in hold.allocs:
             if pa.released:
@@ -68,10 +73,7 @@ class Release:
     def release_all(self, t) -> None:
         while t.holds:
             h = t.holds.pop()
-            cval = None
-            if h.st.f_cache is not None:
-                v = h.st.f_cache(t)
-                cval = check_amount(v, "cache") if not (v >= 0) else v
+            cval = cache_amount(h.st.f_cache, t)
             for pa in h.allocs:
                 if not pa.released:
                     self.release_pa(pa, cval, False)
@@ -81,11 +83,7 @@ class Release:
         for h in reversed(t.holds):
             pa = h.alloc_on(pid)
             if pa is not None:
-                cval = None
-                if h.st.f_cache is not None:
-                    v = h.st.f_cache(t)
-                    cval = check_amount(v, "cache") if not (v >= 0) else v
-                self.release_pa(pa, cval, False)
+                self.release_pa(pa, cache_amount(h.st.f_cache, t), False)
                 return
         for pa in list(t.leases):
             if pa.pool.pid == pid and not pa.released:
@@ -112,14 +110,11 @@ class Release:
             self.schedule(self.now + v, self.lease_expire, pa)
 
     def end_lease(self, pa) -> None:
-        cval = None
-        if pa.cache_fn is not None:
-            car = pa.cache_carrier
-            try:
-                v = pa.cache_fn(car)
-                cval = check_amount(v, "cache") if not (v >= 0) else v
-            except Fault as f:
-                raise self.session_error(f, car, None) from None
+        car = pa.cache_carrier
+        try:
+            cval = cache_amount(pa.cache_fn, car)
+        except Fault as f:
+            raise self.session_error(f, car, None) from None
         owner = pa.cache_carrier
         for lst in (owner.leases, owner.sess.leases):
             if pa in lst:
