@@ -440,13 +440,20 @@ def test_a_librarys_queue_used_above_main_is_refused(tmp_path):
         f"  = note: the library declares one at {tmp_path}/lib.sq:1:1\n"
         "  = help: a `use` above main brings only definitions")
 def test_a_member_of_an_engine_family_counts_the_queues_it_admits():
-    """`waiting.count` in D[j]'s schedule is D.reqs[j]'s and D.kv[j]'s queues,
-    not the whole family's (the chunk cap of one decoder is its own)."""
+    """`waiting.count` in P[i]'s schedule is P.reqs[i]'s queue, and
+    `holders(kv) + queued(kv)` in D[j]'s reads D.kv[j], not the whole
+    family's (the chunk cap of one instance is its own)."""
     from serq.ir.expr import walk
     p = ex("pd-disaggregation/llmd_nixl_pull.sq", horizon=10.0)
+    seen = {"P": 0, "D": 0}
     for j, st in enumerate(p.stages):
-        if st.name != "D":
+        if st.name not in seen:
             continue
-        queued = sorted(p.pools[q.ref.base + int(q.ref.index.value)].index
-                        for q in walk(st.kind.chunk) if type(q).__name__ == "EQuery" and q.query == "Queued")
-        assert queued == [st.index, st.index], (st.index, queued)
+        seen[st.name] += 1
+        read = sorted((q.query, p.pools[q.ref.base + int(q.ref.index.value)].name,
+                       p.pools[q.ref.base + int(q.ref.index.value)].index)
+                      for q in walk(st.kind.chunk) if type(q).__name__ == "EQuery")
+        want = [("Queued", "P.reqs", st.index)] if st.name == "P" else \
+            [("Holders", "D.kv", st.index), ("Queued", "D.kv", st.index)]
+        assert read == want, (st.name, st.index, read)
+    assert seen == {"P": 2, "D": 2}

@@ -314,7 +314,7 @@ _DIR = os.environ["SIM_REGRESS_CAPTURE"]
 _orig = _sim.simulate
 _seen = set()
 
-def simulate(program, *, progress=False, check_hook=None, step_log=False):
+def simulate(program, *, progress=False, check_hook=None, step_log=False, **kw):
     try:
         ir = _codec.to_data(program)
         if program.trace is not None and os.path.exists(program.trace):
@@ -336,7 +336,7 @@ def simulate(program, *, progress=False, check_hook=None, step_log=False):
                 f.write(text)
     except Exception:
         pass
-    return _orig(program, progress=progress, check_hook=check_hook, step_log=step_log)
+    return _orig(program, progress=progress, check_hook=check_hook, step_log=step_log, **kw)
 
 _sim.simulate = simulate
 '''

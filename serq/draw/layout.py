@@ -94,10 +94,11 @@ def _table(w: int, h: int) -> str:
             f'<TR><TD {cell}> </TD></TR></TABLE>>')
 
 
-def to_dot(scene: Scene) -> str:
+def to_dot(scene: Scene, newrank: bool = False) -> str:
     out = ["digraph serq {"]
     sep = ("nodesep=0.35, ranksep=0.55" if scene.rankdir == "LR" else "nodesep=0.3, ranksep=0.32")
-    out.append(f"  graph [rankdir={scene.rankdir}, compound=true, {sep}, splines=spline, "
+    out.append(f"  graph [{'newrank=true, ' if newrank else ''}rankdir={scene.rankdir}, compound=true, {sep}, "
+               "splines=spline, "
                f"outputorder=edgesfirst, ordering=out];")
     out.append('  node [shape=box, fixedsize=true, label="", margin=0];')
     out.append("  edge [arrowsize=0.8];")
@@ -191,7 +192,16 @@ def _arrowhead(base: tuple[float, float], tip: tuple[float, float]) -> list[tupl
 
 
 def layout(scene: Scene) -> Figure:
-    data = run_engine(to_dot(scene))
+    try:
+        data = run_engine(to_dot(scene))
+    except SerqError as e:
+        # dot's ranking of nested clusters joined by edges that do not
+        # constrain the ranks can fail ("trouble in init_rank", Graphviz's
+        # own long-standing bug); its global ranking (newrank) lays such a
+        # graph out, so the figure is drawn with it instead
+        if "trouble in init_rank" not in e.diagnostics[0].message:
+            raise
+        data = run_engine(to_dot(scene, newrank=True))
     llx, lly, urx, ury = _floats(data["bb"])
     cap_h = sum(STYLES[st][2] for _, st in scene.caption)
     top = MARGIN + cap_h + CAPTION_GAP

@@ -138,3 +138,49 @@ def test_an_engine_whose_runs_grow_a_pool_that_is_not_its_memory(seqs, budget, c
     src = NO_MEMORY.format(seqs=seqs, budget=budget, cap=cap, bs=bs, preempt=preempt, lam=lam, o=o)
     p = compile_source(src, "m.sq", horizon=300.0, warmup=30.0, seed=seed)
     same(*both(p))
+
+
+def test_a_run_stopped_by_max_events_stops_at_the_same_event():
+    from serq.sim import RunStopped
+    p = compile_file(os.path.join(ROOT, "bench", "vllm_overview.sq"), horizon=300.0, warmup=30.0)
+    out = []
+    for strokes in (False, True):
+        with pytest.raises(RunStopped) as e:
+            simulate(p, strokes=strokes, max_events=54_321)
+        out.append(e.value.report.text())
+    assert e.value.report.partial
+    assert out[0] == out[1]
+
+
+# repeat_add and _run_in_binade: k additions of one amount, to the bit
+
+_floats = st.floats(min_value=0.0, max_value=1e12, allow_nan=False, allow_infinity=False)
+_amounts = st.one_of(st.floats(min_value=1e-300, max_value=1e6, allow_nan=False, allow_infinity=False),
+                     st.integers(-60, 10).map(lambda e: 2.0 ** e),
+                     st.integers(-60, 0).map(lambda e: 1.5 * 2.0 ** e))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_floats, _amounts, st.integers(0, 3000))
+def test_repeat_add_is_the_loop(a, c, k):
+    from serq.sim.stroke import repeat_add
+    x = a
+    for _ in range(k):
+        x += c
+    assert repeat_add(a, c, k) == x
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(min_value=1e-3, max_value=1e9), _amounts, st.integers(0, 3000), st.floats(0.0, 5000.0))
+def test_a_run_in_a_binade_is_the_loop(t, c, kmax, span):
+    from serq.sim.stroke import _run_in_binade
+    lim = t + c * span
+    k, dt, t_k = _run_in_binade(t, c, kmax, lim)
+    assert 0 <= k <= kmax
+    x = t
+    for _ in range(k):
+        nxt = x + c
+        assert x < nxt < lim
+        assert nxt - x == dt
+        x = nxt
+    assert x == t_k

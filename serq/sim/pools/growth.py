@@ -97,8 +97,7 @@ class Growth:
                 return GROW_SELF
             if pa.released:
                 return GROW_SELF
-        pool.tick(self.now)
-        pool.grow(pa, need)
+        pool.grow_at(pa, need, self.now)
         return GROW_OK
 
     def retry_growers(self, pool) -> bool:

@@ -26,6 +26,9 @@ from ...ir import model as M
 from ..stages import MODE_PREFILL
 
 
+_WHOLE = 2.0 ** 52     # whole numbers below it add and subtract exactly
+
+
 def round_up(b: Optional[float], u: float) -> float:
     if not b:
         return u
@@ -276,6 +279,21 @@ class Pool:
         self.used += need
         pa.alloc += need
 
+    def grow_at(self, pa, need: float, now: float) -> None:
+        """``tick(now)`` then ``grow(pa, need)``, in one call (an engine's
+        residents grow a block every few iterations)."""
+        dt = now - self.t_acc
+        if dt > 0:
+            self.acc_used += self.used * dt
+            self.acc_cached += self.cached * dt
+            self.acc_queue += self.nqueued * dt
+            self.acc_holders += len(self.allocs) * dt
+            self.t_acc = now
+        if self.used + self.cached + need > self.cap and self.entries:
+            self.make_room(need)
+        self.used += need
+        pa.alloc += need
+
     def scheduled(self, pa, tokens: float) -> None:
         """An engine schedules the hold's tokens up to ``tokens`` (a
         content-addressed pool names their blocks)."""
@@ -358,6 +376,56 @@ class Pool:
             del self.entries[e.seq]
             self.cached -= e.units
 
+    def _evict_lru_whole(self, need: float) -> None:
+        """make_room's loop in LRU order where every amount is a whole
+        number (below 2^52): the blocks it would evict one by one from an
+        entry are taken in one subtraction, which is then exact, so the
+        state after is the loop's to the bit."""
+        b = self.block
+        sim = self.sim
+        counted = sim.now >= sim.warmup
+        entries = self.entries
+        while entries:
+            excess = self.used + self.cached + need - self.cap
+            if not (excess > 0):
+                break
+            e = next(iter(entries.values()))
+            units = e.units
+            if units % 1.0 != 0.0:
+                # an entry of a fraction of a unit: the loop's own steps
+                rm = min(b, units)
+                e.units = units - rm
+                self.cached -= rm
+                if counted:
+                    self.evicted_units += rm
+                if e.units <= 1e-12:
+                    self._evicted(e, counted)
+                continue
+            k = math.ceil(excess / b)        # the blocks the loop would take, one by one
+            if k * b < units:
+                rm = k * b
+                e.units = units - rm
+                self.cached -= rm
+                if counted:
+                    self.evicted_units += rm
+            else:
+                e.units = 0.0
+                self.cached -= units
+                if counted:
+                    self.evicted_units += units
+                self._evicted(e, counted)
+        if self.cached < 1e-9:
+            self.cached = 0.0
+
+    def _evicted(self, e, counted: bool) -> None:
+        """An entry evicted to its last unit leaves the cache."""
+        self.cached -= e.units
+        del self.entries[e.seq]
+        if not e.dead and self.live.get(e.sess.sid) is e:
+            del self.live[e.sess.sid]
+        if counted:
+            self.evicted_entries += 1
+
     def make_room(self, need: float) -> None:
         """Evict, per entry or per block from an entry's tail, in the pool's
         order, until ``used + cached + need <= cap`` (or the cache is empty)."""
@@ -366,8 +434,14 @@ class Pool:
         self.sim.pool_tick(self)
         sim = self.sim
         spill = self.decl.spill
-        touched = [] if spill is not None else None
         b = self.block
+        # (x % 1.0 == 0.0: x is a whole number, of either type; not inf or NaN)
+        if self.lru and spill is None and b and self.cap < _WHOLE and self.evicted_units < _WHOLE and \
+                b % 1.0 == 0.0 and need % 1.0 == 0.0 and self.used % 1.0 == 0.0 and \
+                self.cached % 1.0 == 0.0 and self.cap % 1.0 == 0.0 and self.evicted_units % 1.0 == 0.0:
+            self._evict_lru_whole(need)
+            return
+        touched = [] if spill is not None else None
         while self.used + self.cached + need > self.cap and self.entries:
             if self.lru:
                 # release time is nondecreasing in release order, so the

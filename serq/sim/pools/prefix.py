@@ -269,6 +269,10 @@ class SharedPool(Pool):
         pa.pos = float(h * bs)
         return float(h * bs)
 
+    def grow_at(self, pa, need: float, now: float) -> None:
+        self.tick(now)
+        self.grow(pa, need)
+
     def grow(self, pa, need: float) -> None:
         self.make_room(need)
         self.used += need
