@@ -462,111 +462,15 @@ def _fuzz_options(what: str):
 def oracle_fuzz(n, seed, out_dir, kind):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
-    import random
-    import time
-    from .oracle import divergence as D, fuzz as F, outcome as O
-    from .oracle.vllm import Harness
-    from .sim import simulate
-    if kind != "scenario":
-        return _fuzz_shared(n, seed, out_dir, kind)
-
-    def ours(s, log=False):
-        p = program_for_scenario(s)
-        rep = simulate(p, step_log=log)
-        return O.scenario_outcome(rep, p), rep
-
-    found = 0
-    t_ours = t_vllm = 0.0
-    t0 = time.perf_counter()
-    with Harness() as h:
-        def disagrees(s):
-            return bool(O.diff(ours(s)[0], h.ask(s)))
-        for i in range(n):
-            s = F.generate(random.Random(f"{seed}:{i}"), i)
-            a = time.perf_counter()
-            mine = ours(s)[0]
-            b = time.perf_counter()
-            theirs = h.ask(s)
-            c = time.perf_counter()
-            t_ours += b - a
-            t_vllm += c - b if i else 0.0
-            d = O.diff(mine, theirs)
-            if d:
-                found += 1
-                small = F.shrink(s, disagrees)
-                os.makedirs(out_dir, exist_ok=True)
-                name = os.path.join(out_dir, f"s{seed}_{i:05d}")
-                with open(name + ".json", "w", encoding="utf-8") as f:
-                    f.write(json.dumps(small, sort_keys=True) + "\n")
-                with Harness(steps=True) as hs:
-                    their_log = hs.ask(small)["log"]
-                rep = ours(small, log=True)[1]
-                text = D.report(D.ours_by_step(rep.step_log, small["block_size"]), D.theirs_by_step(their_log))
-                with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
-                    f.write(text + "\n" + "\n".join(O.diff(ours(small)[0], h.ask(small))) + "\n")
-                click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
-            if (i + 1) % 100 == 0:
-                click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
-    wall = time.perf_counter() - t0
-    click.echo(f"fuzz: {n} scenarios (seed {seed}), {found} disagreed; {n / wall:.1f} scenarios/s "
-               f"(serQ {1000 * t_ours / n:.1f} ms per scenario, vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
-               f"after a {h.startup:.1f} s start)")
-    sys.exit(1 if found else 0)
+    _campaign(kind, n, seed, out_dir)
 
 
-def _fuzz_shared(n: int, seed: int, out_dir: str, kind: str):
-    """`serq oracle fuzz --harness replay|mooncake`: traffic with shared content."""
-    import random
-    import time
-    from .oracle import fuzz as F, mooncake as MC, outcome as O
-    from .oracle.replay import check as check_trace
-    from .oracle.vllm import MOONCAKE, REPLAY, Harness
-    from .sim import simulate
-    if kind == "mooncake":
-        gen, cands, ok, script = F.generate_mooncake, F.candidates_mooncake, F.feasible_mooncake, MOONCAKE
-
-        def ours(s):
-            c = MC.check(s, "fuzz")
-            return MC.outcome(simulate(mooncake_program(c)), c)
-        diff = MC.diff
-    else:
-        gen, cands, ok, script = F.generate_replay, F.candidates_replay, F.feasible_replay, REPLAY
-
-        def ours(t):
-            check_trace(t, "fuzz")
-            p = program_for_trace(t)
-            return O.trace_outcome(simulate(p), p)
-        diff = O.diff
-    found = 0
-    t_ours = t_vllm = 0.0
-    t0 = time.perf_counter()
-    with Harness(script=script) as h:
-        for i in range(n):
-            s = gen(random.Random(f"{seed}:{i}"), i)
-            a = time.perf_counter()
-            mine = ours(s)
-            b = time.perf_counter()
-            theirs = h.ask(s)
-            t_ours += b - a
-            t_vllm += time.perf_counter() - b if i else 0.0
-            d = diff(mine, theirs)
-            if d:
-                found += 1
-                small = F.shrink_with(s, lambda c: bool(diff(ours(c), h.ask(c))), cands, ok)
-                os.makedirs(out_dir, exist_ok=True)
-                name = os.path.join(out_dir, f"{kind}_s{seed}_{i:05d}")
-                with open(name + ".json", "w", encoding="utf-8") as f:
-                    f.write(json.dumps(small, sort_keys=True) + "\n")
-                with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
-                    f.write("\n".join(diff(ours(small), h.ask(small))) + "\n")
-                click.echo(f"{kind} {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
-            if (i + 1) % 100 == 0:
-                click.echo(f"  {i + 1}/{n} {kind} inputs, {found} disagreeing", err=True)
-    wall = time.perf_counter() - t0
-    click.echo(f"fuzz: {n} {kind} inputs with shared content (seed {seed}), {found} disagreed; "
-               f"{n / wall:.1f} inputs/s (serQ {1000 * t_ours / n:.1f} ms each, vLLM "
-               f"{1000 * t_vllm / max(1, n - 1):.1f} ms after a {h.startup:.1f} s start)")
-    sys.exit(1 if found else 0)
+def _campaign(kind: str, n: int, seed: int, out_dir: str):
+    """A campaign (serq/api/campaign.py) with its progress on stderr."""
+    from .api.campaign import campaign
+    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True))
+    click.echo(c.summary())
+    sys.exit(0 if c.agree else 1)
 
 
 @oracle.command(name="ir")
@@ -669,26 +573,6 @@ main.add_command(_plot)
 
 # ---------------------------------------------------------------- the P/D oracle
 
-def _pd_ours(s: dict, log: bool = False, clock: Optional[list] = None):
-    """(serQ's outcome, the report) for a P/D scenario; a run-time error is an
-    outcome with no requests, which disagrees with every answer of vLLM's.
-    ``clock`` gathers the seconds spent linking and running."""
-    import time
-    from .oracle import pd as PD
-    from .sim import simulate
-    try:
-        a = time.perf_counter()
-        p = pd_program(s)
-        b = time.perf_counter()
-        rep = simulate(p, step_log=log)
-        if clock is not None:
-            clock[0] += b - a
-            clock[1] += time.perf_counter() - b
-    except SerqError as e:
-        return {"requests": [], "ticks": None, "error": e.render()}, None
-    return PD.outcome(rep, p), rep
-
-
 @oracle.command(name="pd")
 @click.argument("scenario", type=click.Path(dir_okay=False))
 @click.option("--vllm", "use_vllm", is_flag=True,
@@ -723,60 +607,13 @@ def oracle_pd(scenario, use_vllm, diff):
     _verdict(text, fields, "ticks", t_ours, t_vllm)
 
 
-def _pd_shrink(s, d, disagrees, seed, i, out_dir):
-    """Shrink a disagreeing P/D scenario; write it and its first divergence."""
-    from .oracle import fuzz as F, pd as PD, pd_fuzz as G
-    from .oracle.vllm import PD as HARNESS, Harness
-    small = F.shrink_with(s, disagrees, F.pd_candidates, G.feasible)
-    os.makedirs(out_dir, exist_ok=True)
-    name = os.path.join(out_dir, f"pd_s{seed}_{i:05d}")
-    with open(name + ".json", "w", encoding="utf-8") as f:
-        f.write(json.dumps(small, sort_keys=True) + "\n")
-    with Harness(steps=True, script=HARNESS) as hs:
-        their = hs.ask(small)
-    ours_small, rep = _pd_ours(small, log=True)
-    text = (PD.report(PD.ours_by_tick(rep.step_log, ours_small), PD.theirs_by_tick(their["log"]))
-            if rep is not None else ours_small["error"])
-    with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
-        f.write(text + "\n" + "\n".join(PD.diff(ours_small, their)) + "\n")
-    click.echo(f"scenario {i}: DISAGREE ({'; '.join(d[:3])}); shrunk to {name}.json", err=True)
-
-
 @oracle.command(name="pd-fuzz")
 @_fuzz_options("P/D scenarios")
 def oracle_pd_fuzz(n, seed, out_dir):
     """Random P/D scenarios through serQ and two of vLLM's real schedulers; a
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
-    import time
-    from .oracle import pd as PD, pd_fuzz as G
-    from .oracle.vllm import PD as HARNESS, Harness
-
-    found = 0
-    t_vllm = 0.0
-    clock = [0.0, 0.0]      # serQ: linking, running
-    t0 = time.perf_counter()
-    with Harness(script=HARNESS) as h:
-        def disagrees(s):
-            return bool(PD.diff(_pd_ours(s)[0], h.ask(s)))
-        for i in range(n):
-            s = G.generate(seed, i)
-            mine = _pd_ours(s, clock=clock)[0]
-            b = time.perf_counter()
-            theirs = h.ask(s)
-            t_vllm += time.perf_counter() - b if i else 0.0
-            d = PD.diff(mine, theirs)
-            if d:
-                found += 1
-                _pd_shrink(s, d, disagrees, seed, i, out_dir)
-            if (i + 1) % 100 == 0:
-                click.echo(f"  {i + 1}/{n} scenarios, {found} disagreeing", err=True)
-    wall = time.perf_counter() - t0
-    click.echo(f"pd-fuzz: {n} scenarios (seed {seed}), {found} disagreed; {n / wall:.1f} scenarios/s "
-               f"(serQ {1000 * sum(clock) / n:.1f} ms per scenario: link {1000 * clock[0] / n:.1f}, "
-               f"run {1000 * clock[1] / n:.1f}; vLLM {1000 * t_vllm / max(1, n - 1):.1f} ms "
-               f"after a {h.startup:.1f} s start)")
-    sys.exit(1 if found else 0)
+    _campaign("pd", n, seed, out_dir)
 
 
 if __name__ == "__main__":  # pragma: no cover

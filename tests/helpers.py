@@ -1,6 +1,14 @@
-"""Small helpers shared by the front-end tests."""
+"""Small helpers shared by the tests."""
+
+import os
+
+import pytest
 
 from serq.link import compile_source
+
+# vLLM's environment (`make vllm-env`); the tests that run vLLM are skipped without it
+VLLM = os.path.join(".venv-vllm", "bin", "python")
+needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
 
 PRE = 'use "std/args";\nfn main() {\n'
 POST = '\n}\n'

@@ -82,8 +82,7 @@ def test_the_committed_ir_files_are_the_programs_run_here():
             assert f.read() == dumps(p)
 
 
-VLLM = os.path.join(".venv-vllm", "bin", "python")
-
+from .helpers import VLLM, needs_vllm  # noqa: E402,F401
 
 @pytest.mark.vllm
 @pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
@@ -94,7 +93,6 @@ def test_the_committed_outputs_are_what_vllm_gives_now():
     assert json.loads(out.stdout) == _vllm("tools/oracle/scenarios/hol.json")
 
 
-needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
 
 
 @pytest.mark.vllm

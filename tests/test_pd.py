@@ -102,6 +102,10 @@ def test_named_pd_scenarios_agree_tick_for_tick(path):
 def test_the_pd_suites_are_there_and_show_what_they_are_named_for():
     names = {os.path.basename(p)[:-5] for p in NAMED}
     assert len(names) >= 8 and len(RANDOM) >= 50
+    # random scenarios where D's cache holds part of a shared prompt it would read
+    shared_hits = [p for p in RANDOM if any(r["d_cached"] > 0 and "prefix" in PD.load(p)["requests"][r["req"]]
+                                           for r in _committed(p)["requests"])]
+    assert len(shared_hits) >= 5
     log = {n: _committed(f"tools/oracle/pd/{n}.json", "log")["log"] for n in names}
     out = {n: {r["req"]: r for r in _committed(f"tools/oracle/pd/{n}.json")["requests"]} for n in names}
     # load_hol: r2's load (2 blocks) waits behind r1's (10) with 3-7 blocks free
@@ -118,6 +122,14 @@ def test_the_pd_suites_are_there_and_show_what_they_are_named_for():
     assert out["p_preempt"][1]["p_preemptions"] == 1 and log["p_preempt"][4]["P"]["preempted"] == [1]
     # prefix caching on both sides: a preemption on each
     assert out["prefix"][1]["p_preemptions"] == 1 and out["prefix"][2]["d_preemptions"] == 1
+    # shared_prefix: requests that start with one shared prompt (24 tokens, 6
+    # blocks); r1 finds it in both caches and D reads only its last 2 tokens;
+    # r2's prompt is all shared: both hits stop a block short of its end
+    # (the last token is computed); at tick 5 D starts r2's load (6 blocks)
+    # and r3's (3) with 6 blocks free, as r2's first 5 are D's cached ones
+    sp = out["shared_prefix"]
+    assert [(sp[i]["p_cached"], sp[i]["d_cached"]) for i in range(4)] == [(0, 0), (24, 24), (20, 20), (0, 0)]
+    assert log["shared_prefix"][4]["D"]["free_blocks"] == 6 and log["shared_prefix"][5]["D"]["loads"] == [2, 3]
     # mixed_xfer: r2's read (6 ticks) began before r3's (1 tick): r2 gets the slot first
     assert out["mixed_xfer"][2]["d_first"] < out["mixed_xfer"][3]["d_first"]
     assert out["mixed_xfer"][2]["xfer_start"] == out["mixed_xfer"][3]["xfer_start"] == 2
@@ -160,8 +172,7 @@ def test_pd_fuzz_scenarios_are_feasible_and_the_shrinker_keeps_the_property():
     assert small["requests"][0]["out"] == 1 and G.feasible(small)
 
 
-VLLM = os.path.join(".venv-vllm", "bin", "python")
-needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
+from .helpers import VLLM, needs_vllm  # noqa: E402,F401
 
 
 @pytest.mark.vllm

@@ -34,8 +34,7 @@ MOONCAKE = _inputs("tools/oracle/mooncake/*.json")
 SHARED = _inputs("tools/oracle/shared/*.json")
 TRACES = _inputs("tools/oracle/traces/*.json")
 SCENARIOS = _inputs("tools/oracle/scenarios/*.json") + _inputs("tools/oracle/random/*.json")
-VLLM = os.path.join(".venv-vllm", "bin", "python")
-needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
+from .helpers import VLLM, needs_vllm  # noqa: E402,F401
 
 
 def _vllm(path):

@@ -545,7 +545,7 @@ class Checker:
     def check_shared(self, pool: M.Pool, label: str) -> None:
         """A content-addressed pool (`cache shared;`) names whole blocks of
         tokens and evicts in its free queue's order (serq/sim/pools/prefix.py)."""
-        if pool.block is None or pool.block != math.floor(pool.block):
+        if pool.block is None or not math.isfinite(pool.block) or pool.block != math.floor(pool.block):
             self.problem("E290", f"pool `{label}` is content-addressed (`cache shared;`): it needs a "
                          "block of a whole number of tokens", help="say `block bs;` with bs whole")
         if type(pool.evict) is not M.EvictLru or pool.spill is not None:
@@ -815,19 +815,25 @@ class Checker:
             self.check_ref(s.growing, "pool", S, s)
             self.need_hold(s.growing, holds, "growing")
         targets = [M.Target("stage", s.stage.base)]
+        named = True        # every stage the run names is in the table
         for other in s.also:
             if self.check_ref(other, "stage", S, s):
                 targets.append(M.Target("stage", other.base))
+            else:
+                named = False
         if s.also:
             fams = [s.stage.base] + [o.base for o in s.also]
             if len(set(fams)) != len(fams):
                 self.problem("E723", "a run names each stage family once")
             for base in fams:
+                if not 0 <= base < len(p.stages):
+                    continue        # said by check_ref
                 k = p.stages[base].kind
                 if type(k) is not M.KPs or const_value(k.capacity) is None or not const_value(k.capacity) > 0:
                     self.problem("E724", f"a run over several stages holds ps stages of constant capacity "
                                  f"above 0; `{p.stages[base].name}` is not one")
-        self.want_cost(s.work, tuple(targets), f"the work of `run {name}`")
+        if named:           # (else the cost's targets would be said to differ from what is left)
+            self.want_cost(s.work, tuple(targets), f"the work of `run {name}`")
         self.const_amount(s.work, "work")
 
     def const_amount(self, e: M.Expr, what: str) -> None:

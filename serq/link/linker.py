@@ -32,7 +32,7 @@ from ..syntax.parser import parse, parse_expr, parse_library
 from . import catalogue as C
 from .env import Env
 from . import queues
-from .exprs import ExprMixin, LinkAbort, fmt, head_name, names_read, ref_parts, text_of
+from .exprs import MAX_AGG_TERMS, ExprMixin, LinkAbort, fmt, head_name, names_read, ref_parts, text_of
 
 
 @dataclass
@@ -565,6 +565,14 @@ class Linker(ExprMixin):
         value, deps = self.const_expr(e, Env(clause="const"))
         if not (value >= 1 and math.isfinite(value) and value == math.floor(value)):
             self.fail("E403", f"the size of {what} is a whole number ≥ 1, not {fmt(value)}", e.span)
+        if value > MAX_AGG_TERMS:
+            # a family is read by aggregates over its members, which write
+            # out at most MAX_AGG_TERMS terms
+            # (said, and linked on as a family of one, so that nothing else is said of it)
+            self.diag.add("E403", f"the size of {what} is at most {MAX_AGG_TERMS} members, not {value:g}",
+                          e.span, help=f"a family is read member by member (`max j in n (…)`, "
+                                       f"`choose j in n by …`): at most {MAX_AGG_TERMS} terms")
+            value = 1.0
         for dep in deps:
             if dep in self.sets:
                 self.fail("E252", f"--set {dep} would change the size of {what}, which is fixed when "

@@ -5,13 +5,19 @@ the programs are linked in ``serq.api.oracle``.
 
 From Python (re-exported from ``serq.api.oracle``, imported when first used):
 ``serq.oracle.run(scenario)``, ``compare(scenario, vllm=None)``,
-``diff(scenario)`` (runs vLLM), ``program(scenario)``, ``Comparison``."""
+``diff(scenario)`` (runs vLLM), ``program(scenario)``, ``Comparison``; and
+``campaign(harness, n=, seed=, out=)`` (random inputs through both, from
+``serq.api.campaign``), ``Campaign``, ``Disagreement``."""
 
 _API = ("program", "run", "compare", "diff", "Comparison")
+_CAMPAIGN = ("campaign", "Campaign", "Disagreement", "HARNESSES")
 
 
 def __getattr__(name: str):
     if name in _API:
         from ..api import oracle as _api
         return getattr(_api, name)
+    if name in _CAMPAIGN:
+        from ..api import campaign as _campaign
+        return getattr(_campaign, name)
     raise AttributeError(f"module 'serq.oracle' has no attribute {name!r}")

@@ -143,6 +143,12 @@ def pd_candidates(s: dict) -> Iterator[dict]:
         for i in range(len(reqs)):
             if key in reqs[i]:
                 yield from _smaller(s, ("requests", i, key), lo)
+    for i in range(len(reqs)):
+        if "prefix" in reqs[i]:
+            c = copy.deepcopy(s)
+            del c["requests"][i]["prefix"]
+            yield c
+            yield from _smaller(s, ("requests", i, "prefix", "tokens"), 1)
     for key, lo in (("xfer_steps", 1), ("proxy_delay", 0)):
         yield from _smaller(s, (key,), lo)
     for side in ("P", "D"):

@@ -17,10 +17,13 @@ from .scenario import read_json
 PROGRAM = os.path.join("examples", "oracle", "vllm_pd.sq")
 KEYS = {"P", "D", "xfer_steps", "proxy_delay", "requests"}
 ENGINE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching"}
-REQUEST_KEYS = {"prompt", "out", "arrive", "xfer"}
-FIELDS = ("p_first", "p_freed", "xfer_start", "d_first", "d_last", "p_preemptions", "d_preemptions")
+REQUEST_KEYS = {"prompt", "out", "arrive", "xfer", "prefix"}
+MAX_PREFIXES = 20          # the harness's (tools/oracle/vllm_pd_oracle.py)
+SHARED_STRIDE = 10_000
+FIELDS = ("p_first", "p_freed", "xfer_start", "d_first", "d_last", "p_preemptions", "d_preemptions",
+          "p_cached", "d_cached")
 HELP = ('a P/D scenario is {"P": ENGINE, "D": ENGINE, "xfer_steps", "proxy_delay", "requests": '
-        '[{"prompt", "out", "arrive", "xfer"?}]}, ENGINE = {"budget", "max_seqs", "block_size", '
+        '[{"prompt", "out", "arrive", "xfer"?, "prefix"?: {"id", "tokens"}}]}, ENGINE = {"budget", "max_seqs", "block_size", '
         '"num_blocks", "chunk"?, "prefix_caching"?}')
 
 
@@ -64,12 +67,19 @@ def check(s, where: str = "scenario") -> None:
         bad("'requests' must be a non-empty list")
     for i, r in enumerate(reqs):
         if not isinstance(r, dict) or set(r) - REQUEST_KEYS:
-            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\", \"xfer\"?}}")
+            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\", \"xfer\"?, \"prefix\"?}}")
         for k, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
             if not _whole(r.get(k), lo):
                 bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
         if "xfer" in r and not _whole(r["xfer"], 1):
             bad(f"request {i}: 'xfer' must be a whole number ≥ 1")
+        pre = r.get("prefix")
+        if pre is not None and not (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and
+                                    _whole(pre["id"], 0) and pre["id"] < MAX_PREFIXES and
+                                    _whole(pre["tokens"], 1) and pre["tokens"] <= r["prompt"] and
+                                    pre["tokens"] < SHARED_STRIDE):
+            bad(f"request {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the id below "
+                f"{MAX_PREFIXES}, the tokens at most its prompt")
     for side in ("P", "D"):
         e = s[side]
         if e["budget"] < e["max_seqs"]:
@@ -118,7 +128,15 @@ def with_sessions(p: M.Program, s: dict) -> M.Program:
                                           (slot["arrive"], float(r["arrive"])),
                                           (slot["xfer"], float(xfer(s, r)))))
                      for r in s["requests"])
-    return dataclasses.replace(p, arrival=M.ASessions(sessions))
+    sessions = tuple(dataclasses.replace(x, content=((float(r["prefix"]["id"]), float(r["prefix"]["tokens"])),))
+                     if "prefix" in r else x for x, r in zip(sessions, s["requests"]))
+    pools = p.pools
+    if any("prefix" in r for r in s["requests"]):
+        # content shared across requests: both instances' KV pools are
+        # content-addressed (`cache shared;`, IR `shared`), as in replay.py
+        pools = tuple(dataclasses.replace(x, shared=True) if x.name.split(".")[-1] == "kv" else x
+                      for x in pools)
+    return dataclasses.replace(p, arrival=M.ASessions(sessions), pools=pools)
 
 
 def _int(x: float):

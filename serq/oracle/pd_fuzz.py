@@ -14,9 +14,14 @@ towards one behaviour of two instances handing the KV over:
             (the victim recomputes locally)
   ppre      P's KV tight and a chunk cap on P: preemption mid-prefill on P
   prefix    prefix caching on both sides, tight KV: a resumed request hits its
-            own blocks on either side
+            own blocks on either side; and requests that start with a shared
+            prompt (`"prefix": {"id", "tokens"}`), so that P reuses another
+            request's blocks and D loads only what it lacks
   mixed     every request its own transfer time
-  wild      everything drawn freely
+  wild      everything drawn freely, shared prompts too
+
+The shared prompts are drawn from a second stream, `f"{seed}:{i}:shared"`, so
+that the rest of a scenario is what it was before they were added.
 
 Every scenario is feasible: each request alone fits P (its prompt) and D
 (its prompt and outputs but the last token), and budget >= max_seqs, as the
@@ -48,6 +53,9 @@ def feasible(s: dict) -> bool:
     for r in s["requests"]:
         if r["prompt"] < 1 or r["out"] < 1 or r["arrive"] < 0 or r.get("xfer", 1) < 1:
             return False
+        pre = r.get("prefix")
+        if pre is not None and not (0 <= pre["id"] < 20 and 1 <= pre["tokens"] <= r["prompt"]):
+            return False
         if need(r["prompt"], P["block_size"]) > P["num_blocks"]:
             return False
         if need(r["prompt"] + r["out"] - 1, D["block_size"]) > D["num_blocks"]:
@@ -62,6 +70,18 @@ def _engine(rng, chunk_p: float) -> dict:
     if rng.random() < chunk_p:
         e["chunk"] = rng.choice([2, 4, 8, 12, 16, 32, 64])
     return e
+
+
+def _share(rng, reqs: list, p: float) -> None:
+    """Start some requests with one of one to three shared prompts (a
+    system prompt): each a length of its own, a request's prompt at least it
+    and some tokens of its own (or none: a prompt that is all shared)."""
+    lens = [rng.randint(1, 60) for _ in range(rng.randint(1, 3))]
+    for r in reqs:
+        if rng.random() < p:
+            g = rng.randrange(len(lens))
+            r["prompt"] = lens[g] + (0 if rng.random() < 0.15 else rng.randint(1, 40))
+            r["prefix"] = {"id": g, "tokens": lens[g]}
 
 
 def generate(seed: int, i: int) -> dict:
@@ -120,6 +140,8 @@ def generate(seed: int, i: int) -> dict:
         frac_p, frac_d = rng.uniform(0.2, 2.0), rng.uniform(0.2, 2.0)
     if flavour != "prefix" and rng.random() < 0.25:
         P["prefix_caching"] = D["prefix_caching"] = rng.random() < 0.5
+    if flavour in ("prefix", "wild"):
+        _share(random.Random(f"{seed}:{i}:shared"), reqs, 0.8 if flavour == "prefix" else 0.4)
     needs_p = [need(r["prompt"], P["block_size"]) for r in reqs]
     needs_d = [need(r["prompt"] + r["out"] - 1, D["block_size"]) for r in reqs]
     P["num_blocks"] = max(max(needs_p), int(sum(needs_p) * frac_p))

@@ -39,7 +39,7 @@ R018    the clock no longer advances: a thousand arrivals at one instant
 R019    ``--max-events`` or ``--max-seconds`` stopped the run
         (:class:`RunStopped`)
 R020    the run was interrupted (Ctrl-C; :class:`RunStopped`)
-R021    a `content` statement whose id or length is not a whole number ≥ 0
+R021    a `content` statement whose id or length is not a whole number from 0 to 2^53
 ======  ==============================================================
 """
 

@@ -314,9 +314,10 @@ def advance(stage) -> None:
     i = 0
     m_cap = int(m_cap)
     # kv_decode moves by the growth alone where every allocation is a whole
-    # number of units (then every partial sum is exact, in any order)
+    # number of units (then every partial sum is exact, in any order): whole
+    # blocks, or, in a pool without blocks, a whole position to grow from
     exact_kv = kvb < _EXACT and all(_integral(a) for a in allocs) and \
-        all(_integral(c[2].pool.block) for c in cross)
+        all(_integral(c[2].pool.block) if c[2].pool.block else _integral(c[2].pos) for c in cross)
     pop, push = heapq.heappop, heapq.heappush
     while i < m_cap:
         next_cross = cross[0][0] if cross else m_cap

@@ -301,3 +301,69 @@ def test_a_program_nested_beyond_the_stack_is_a_located_error():
         "1 | fn main() {\n"
         "  | ^\n"
         "  = help: write it in steps, each naming the last (`let`, `set`), or as an aggregate: `sum j in n (…)`")
+
+
+# -- found by the IR fuzzer's run of 10^4 mutants (seed 7) ------------------------
+
+def test_a_family_beyond_what_an_aggregate_can_read_is_refused():
+    """`queue R[N]` with N = 1e308 linked member by member until the fuzzer's
+    time ran out."""
+    assert _err(lambda: _source(SVC.replace("svc : fifo", "svc[1e308] : fifo") +
+                                "  workload { arrive poisson(1); }\n  server { run svc[0] (cost(svc, 1)); }\n}\n")) == (
+        "t.sq:2:13: error[E403]: the size of stage `svc` is at most 4096 members, not 1e+308\n"
+        "  |\n"
+        "2 |   stage svc[1e308] : fifo;\n"
+        "  |             ^^^^^\n"
+        "  = help: a family is read member by member (`max j in n (…)`, `choose j in n by …`): at most 4096 terms")
+
+
+def test_a_content_addressed_pool_of_infinite_blocks_is_refused():
+    """An `OverflowError` in the validator's check of a shared pool."""
+    d = ir.to_data(compile_file("examples/replay/mooncake.sq", horizon=10))
+    d["pools"][0]["block"] = "inf"
+    assert _err(lambda: _read(d)) == (
+        "examples/replay/mooncake.sq:66:3: error[E403]: pool `kv`: block must be positive and finite\n"
+        "   |\n"
+        "66 |   pool kv on gpu { block bs; evict lru; preempt lifo; cache shared; }\n"
+        "   |   ^\n\n"
+        "examples/replay/mooncake.sq:66:3: error[E290]: pool `kv` is content-addressed (`cache shared;`): it "
+        "needs a block of a whole number of tokens\n"
+        "   |\n"
+        "66 |   pool kv on gpu { block bs; evict lru; preempt lifo; cache shared; }\n"
+        "   |   ^\n"
+        "  = help: say `block bs;` with bs whole\n\n"
+        "error: 2 errors")
+
+
+def test_a_run_over_several_stages_naming_one_past_the_table_is_refused():
+    """An `IndexError` where the validator read the stages a multi-stage run names."""
+    d = ir.to_data(compile_file("examples/pd-disaggregation/llmd_nixl_pull.sq", horizon=10))
+    run = next(s["Run"] for b in d["blocks"] for s in b["stmts"] if isinstance(s, dict) and "Run" in s
+               and s["Run"]["also"])
+    run["also"][0]["base"] = 10 ** 9
+    msg = _err(lambda: _read(d))
+    assert f"error[E910]: stage reference {10 ** 9}+2 out of range\n" in msg and "error:" not in msg.split("\n", 1)[1]
+
+
+def test_growth_in_a_pool_without_blocks_runs_the_same_with_and_without_strokes():
+    """A `TypeError` in the strokes' test of whole blocks: a decode growing the
+    request slots (a pool with no block size) instead of the KV."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=60))
+    reqs = [x["name"] for x in d["pools"]].index("reqs")
+    runs = [s["Run"] for b in d["blocks"] for s in b["stmts"]
+            if isinstance(s, dict) and "Run" in s and s["Run"]["mode"] == "Decode" and s["Run"]["growing"]]
+    assert runs
+    for r in runs:
+        r["growing"]["base"] = reqs
+    p = _read(d)
+    assert simulate(p).text() == simulate(p, strokes=False).text()
+
+
+def test_a_content_id_beyond_what_a_block_name_packs_stops_the_run_there():
+    """A `struct.error` naming a block: `tenants = 1e308` made a content id
+    no 64-bit integer holds."""
+    p = _example("examples/multi-turn/shared_system_prompt.sq", 'args.number("tenants", 4)',
+                 'args.number("tenants", 1e308)', horizon=5.0)
+    msg = _err(lambda: simulate(p))
+    assert msg.startswith("examples/multi-turn/shared_system_prompt.sq:81:7: error[R021]: `content`: the id is ")
+    assert ": a whole number from 0 to 2^53 (session " in msg.splitlines()[0]

@@ -221,7 +221,7 @@ def test_content_statement_faults_name_the_statement():
     with pytest.raises(RunError) as e:
         simulate(prog)
     assert e.value.code == "R021"
-    assert "`content`: the id is -1: a whole number ≥ 0" in e.value.render()
+    assert "`content`: the id is -1: a whole number from 0 to 2^53" in e.value.render()
 
 
 def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):

@@ -55,7 +55,7 @@ SHARED = ["shared_prompt", "shared_tenants", "shared_evict"]
 PRIORITY = ["prio_order", "prio_victim", "prio_selfpre", "prio_tie", "prio_mixed"]
 PD_RANDOM_N = 60
 PD_RANDOM_SEED = 1
-PD_NAMED = ["pipeline", "load_hol", "p_held", "d_seqcap", "d_preempt", "p_preempt", "prefix",
+PD_NAMED = ["pipeline", "load_hol", "p_held", "d_seqcap", "d_preempt", "p_preempt", "prefix", "shared_prefix",
             "mixed_xfer", "load_gate", "chunk_loads"]
 
 
@@ -195,6 +195,7 @@ def generate_priority(dest: str) -> list:
     for n, o in zip(PRIORITY, logs):
         write(os.path.join(dest, "priority", f"{n}.log.json"), o)
         written.append(f"priority/{n}.log.json")
+    return written
 
 
 def generate_pd(dest: str) -> list:

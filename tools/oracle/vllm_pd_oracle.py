@@ -11,7 +11,8 @@ Usage (under .venv-vllm/bin/python):
 
 Scenario:
     {"P": ENGINE, "D": ENGINE, "xfer_steps": X, "proxy_delay": d,
-     "requests": [{"prompt": n, "out": m, "arrive": t, "xfer": x?}, ...]}
+     "requests": [{"prompt": n, "out": m, "arrive": t, "xfer": x?,
+                   "prefix": {"id": g, "tokens": k}?}, ...]}
     ENGINE = {"budget", "max_seqs", "block_size", "num_blocks",
               "chunk"?, "prefix_caching"?}
 
@@ -22,11 +23,14 @@ update_from_output()); a token sampled in tick t exists at time t + 1; a
 request is added to P right before tick `arrive`, and to D right before tick
 (P's token time + d); a load D admits in tick k is reported finished by both
 workers in tick k + X - 1 (a request's own "xfer" overrides X), so D can
-schedule it from tick k + X.
+schedule it from tick k + X.  A request's "prefix" says that its first k
+prompt tokens are shared prompt g's: every request naming g starts with the
+same token ids, so P's and D's prefix caches (when on) can share them.
 
 Output:
     {"requests": [{"req", "p_first", "p_freed", "xfer_start", "d_first",
-                   "d_last", "p_preemptions", "d_preemptions"}, ...],
+                   "d_last", "p_preemptions", "d_preemptions", "p_cached",
+                   "d_cached"}, ...],
      "ticks": n, "vllm": "0.33.0"}
   plus, with --steps, "log": one entry per tick (see README.md).
 """
@@ -44,10 +48,17 @@ import oracle_core as core  # noqa: E402  (sets env, guards stdout)
 from oracle_core import ScenarioError  # noqa: E402
 
 SCENARIO_KEYS = {"P", "D", "xfer_steps", "proxy_delay", "requests"}
-REQUEST_KEYS = {"prompt", "out", "arrive", "xfer"}
+REQUEST_KEYS = {"prompt", "out", "arrive", "xfer", "prefix"}
+PREFIX_KEYS = {"id", "tokens"}
 ENGINE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching"}
 
 PROMPT_TOKEN_BASE = 1000
+# A shared prompt's tokens (a request's optional "prefix": {"id", "tokens"}):
+# prompt `id`'s are SHARED_TOKEN_BASE + id * SHARED_STRIDE onwards, the same
+# ids for every request that names it, so both prefix caches can share them.
+SHARED_TOKEN_BASE = 400_000
+SHARED_STRIDE = 10_000
+MAX_PREFIXES = 20
 OUTPUT_TOKEN_BASE = 600_000
 TOKEN_LIMIT = 1_048_576  # vocab_size of tiny_model/config.json
 
@@ -72,8 +83,20 @@ def parse_scenario(obj) -> dict:
     parsed = core.request_list(obj, where, REQUEST_KEYS,
                                (("prompt", 1, None), ("out", 1, None), ("arrive", 0, None),
                                 ("xfer", 1, sc["xfer_steps"])), nonempty=True)
+    for i, r in enumerate(obj["requests"]):
+        r_where = f"{where}: requests[{i}]"
+        parsed[i]["prefix"] = None
+        if "prefix" in r:
+            core._check_keys(r["prefix"], PREFIX_KEYS, f"{r_where}.prefix")
+            g = core._int_field(r["prefix"], "id", f"{r_where}.prefix", minimum=0)
+            t = core._int_field(r["prefix"], "tokens", f"{r_where}.prefix", minimum=1)
+            if g >= MAX_PREFIXES:
+                raise ScenarioError(f"{r_where}.prefix: at most {MAX_PREFIXES} shared prompts (id < {MAX_PREFIXES})")
+            if t > parsed[i]["prompt"] or t >= SHARED_STRIDE:
+                raise ScenarioError(f"{r_where}.prefix: {t} tokens, more than its prompt ({parsed[i]['prompt']})")
+            parsed[i]["prefix"] = (g, t)
     total = sum(r["prompt"] for r in parsed)
-    if PROMPT_TOKEN_BASE + total >= OUTPUT_TOKEN_BASE:
+    if PROMPT_TOKEN_BASE + total >= SHARED_TOKEN_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({total})")
     # P holds a prompt's blocks (its one token is never fed back); D the
     # whole sequence but the last token.
@@ -169,19 +192,35 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
 
     P = core.Driver(sched_p, token_for)
     D = core.Driver(sched_d, token_for)
+    # D's local prefix-cache hit, block-aligned, is what the scheduler passes
+    # get_num_new_matched_tokens (scheduler.py:1131-1141); the connector
+    # loads the rest (get_num_new_matched_tokens, nixl/pull_scheduler.py:34-65).
+    # The last ask before the read starts is the hit of the load admitted.
+    d_hit: dict = {}
+    ask = sched_d.connector.get_num_new_matched_tokens
+
+    def asked(request, num_computed_tokens):
+        d_hit[request.request_id] = num_computed_tokens
+        return ask(request, num_computed_tokens)
+    sched_d.connector.get_num_new_matched_tokens = asked
     bs_p = sc["P"]["block_size"]
     workers = FakeWorkers({f"d{i}": r["xfer"] for i, r in enumerate(reqs)},
                           {f"p{i}": (r["prompt"], -(-r["prompt"] // bs_p)) for i, r in enumerate(reqs)})
     prompt_ids = []
     nxt = PROMPT_TOKEN_BASE
     for r in reqs:
-        prompt_ids.append(list(range(nxt, nxt + r["prompt"])))
-        nxt += r["prompt"]
+        shared = 0 if r["prefix"] is None else r["prefix"][1]
+        head = [] if not shared else \
+            list(range(SHARED_TOKEN_BASE + r["prefix"][0] * SHARED_STRIDE,
+                       SHARED_TOKEN_BASE + r["prefix"][0] * SHARED_STRIDE + shared))
+        prompt_ids.append(head + list(range(nxt, nxt + r["prompt"] - shared)))
+        nxt += r["prompt"] - shared
 
     to_p = sorted(range(n), key=lambda i: (reqs[i]["arrive"], i))
     to_d: list = []                     # (tick, i, P's params), added in (tick, i) order
     res = [{"req": i, "p_first": None, "p_freed": None, "xfer_start": None, "d_first": None,
-            "d_last": None, "p_preemptions": 0, "d_preemptions": 0} for i in range(n)]
+            "d_last": None, "p_preemptions": 0, "d_preemptions": 0, "p_cached": None, "d_cached": None}
+           for i in range(n)]
     log = []
     limit = (max(r["arrive"] for r in reqs) + 10 + sc["proxy_delay"] * n + sum(r["xfer"] for r in reqs)
              + 4 * sum(r["prompt"] + r["out"] for r in reqs) * (1 + n))
@@ -214,6 +253,7 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
         rec_d = D.end_step(v.KVConnectorOutput(finished_recving=recving)) if d_on else None
         for rid in started:
             res[_idx(rid)]["xfer_start"] = k
+            res[_idx(rid)]["d_cached"] = d_hit[rid]
         for rid in sending:
             res[_idx(rid)]["p_freed"] = k + 1
         if rec_p is not None:
@@ -237,6 +277,7 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
     for req in D._added:
         res[_idx(req.request_id)]["d_preemptions"] = req.num_preemptions
     for i in range(n):
+        res[i]["p_cached"] = P.cached_at_admit.get(f"p{i}")
         res[i]["d_first"] = D.first.get(f"d{i}")
         res[i]["d_last"] = D.finished.get(f"d{i}")
         if any(res[i][f] is None for f in res[i]):

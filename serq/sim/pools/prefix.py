@@ -64,14 +64,17 @@ from ..errors import Fault, fmt_num
 from .pool import Pool, round_up
 
 _PART = struct.Struct("<qqq")
+_WHOLE = 2.0 ** 53
 
 
 def add_content(sess, cid: float, n: float) -> None:
     """`content (id, n);`: the session's tokens continue with n tokens of
     the shared content id."""
     for v, what in ((cid, "the id"), (n, "the length")):
-        if not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
-            raise Fault("R021", f"`content`: {what} is {fmt_num(v)}: a whole number ≥ 0")
+        # (below 2^53: every whole number there is a float's, and a block's
+        # name packs it as a 64-bit integer)
+        if not (v >= 0 and v < _WHOLE and v == math.floor(v)):
+            raise Fault("R021", f"`content`: {what} is {fmt_num(v)}: a whole number from 0 to 2^53")
     if n > 0:
         sess.content = sess.content + ((cid, n),)
         sess.chains = None
