@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix oracle-ir vllm-env lean clean metrics fuzz
+.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env lean clean metrics fuzz
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -58,6 +58,12 @@ bench-sweep: install
 # scheduler (needs .venv-vllm; `--no-vllm` without), admission cost vs cache size.
 bench-prefix: install
 	$(BIN)/python bench/prefix_bench.py $(if $(wildcard .venv-vllm/bin/python),,--no-vllm)
+
+# serQ's side of an oracle DRT batch (500 random vLLM scenarios, 300 P/D):
+# one link per shape against one per scenario, and vLLM's side when
+# .venv-vllm is built.
+bench-drt: install
+	$(BIN)/python bench/drt_bench.py
 
 # The oracle programs' IR, one file per named scenario and per trace (read by
 # the tests and the Lean generator); `make check` fails when one is stale.

@@ -329,8 +329,15 @@ class _ctrl_c:
 # ---------------------------------------------------------------- the vLLM oracle
 
 @main.group()
-def oracle():
+@click.option("--link-each", "link_each", is_flag=True,
+              help="link the program in full for every scenario, not once per shape of its inputs "
+                   "(the plain path, to the same IR: serq/link/shapes.py)")
+@click.pass_context
+def oracle(ctx, link_each):
     """vLLM's real scheduler as the oracle: scenarios, agreement, divergence."""
+    if link_each:
+        from .api.oracle import linking
+        ctx.with_resource(linking("each"))
 
 
 # the programs the oracle commands run: one home, serq/api/oracle.py

@@ -310,3 +310,38 @@ def test_json_ir_of_every_example_passes_the_validator_again():
         q = loads(dumps(p))
         validate(q)
         assert q == p
+
+
+def test_linking_leaves_the_syntax_trees_as_parsed():
+    """compile_source's ``parsed`` keeps the trees between links: linking must
+    not change them (every example, linked twice from the kept trees)."""
+    from serq.diag import read_text
+    from serq.ir import dumps
+    from serq.link import compile_source
+    from tools.examples import programs
+    examples = programs()
+    for ex in examples:
+        parsed = {}
+        first = dumps(compile_source(read_text(ex), ex, horizon=10.0, parsed=parsed))
+        assert dumps(compile_source(read_text(ex), ex, horizon=10.0, parsed=parsed)) == first, ex
+        for (how, path, text), tree in parsed.items():
+            assert tree == how(text, path), (ex, path)
+    assert len(examples) > 25
+
+
+def test_the_linker_notes_a_given_input_folded_by_more_than_products():
+    """``input_folds`` (serq.link.shapes): `cv2 == 0` folds the given cv2 by a
+    comparison; a default is no given input, and the oracle programs fold
+    their inputs by products alone."""
+    from serq.diag import Span
+    from serq.link import compile_file
+    mg1 = "examples/single-turn/mg1.sq"
+    for sets, want in (({"cv2": "2", "S": "3"}, [Span(mg1, 17, 20, 17, 28)]), ({"S": "3"}, []), ({}, [])):
+        folds = []
+        compile_file(mg1, sets=sets, horizon=10.0, input_folds=folds)
+        assert folds == want, sets
+    folds = []
+    compile_file("examples/oracle/vllm_request.sq", sets={"bs": "4", "B": "64", "blocks": "20", "max_seqs": "4",
+                                                         "chunk": "8", "prefix": "1"}, horizon=10.0,
+                 input_folds=folds)
+    assert folds == []

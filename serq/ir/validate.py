@@ -548,6 +548,10 @@ class Checker:
         if pool.block is None or not math.isfinite(pool.block) or pool.block != math.floor(pool.block):
             self.problem("E290", f"pool `{label}` is content-addressed (`cache shared;`): it needs a "
                          "block of a whole number of tokens", help="say `block bs;` with bs whole")
+        elif pool.block >= 2.0 ** 53:
+            self.problem("E290", f"pool `{label}` is content-addressed (`cache shared;`): its block of "
+                         f"{pool.block:g} tokens is beyond the 2^53 tokens a block's name counts",
+                         help="a block size is a few to a few thousand tokens")
         if type(pool.evict) is not M.EvictLru or pool.spill is not None:
             self.problem("E291", f"pool `{label}` is content-addressed (`cache shared;`): it evicts the "
                          "least recently freed block first (`evict lru;`) and does not spill")

@@ -10,16 +10,23 @@ from ..diag import Diagnostic, SerqError, Span, read_text
 from ..ir.model import Program
 from ..syntax import ast as A
 from ..syntax.parser import parse
-from .linker import Linker
+from .linker import Linker, parse_once
 
 
 def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None,
                    horizon: Optional[float] = None, warmup: float = 0.0, seed: int = 1,
-                   arrivals: Optional[int] = None, trace: Optional[str] = None) -> Program:
+                   arrivals: Optional[int] = None, trace: Optional[str] = None,
+                   parsed: Optional[dict] = None, input_folds: Optional[list] = None) -> Program:
     """Parse and link a program.  ``sets`` maps input names to expression
     text (``--set name=expr``); the execution settings go into the IR.
     ``horizon`` None links for inspection (``serq check``) with a
-    placeholder horizon of 1.  A value of ``sets`` may also be a number."""
+    placeholder horizon of 1.  A value of ``sets`` may also be a number.
+    ``parsed``: a dict that keeps the program's and its libraries' syntax
+    trees from one call to the next (the linker reads a tree and never
+    changes it), so that linking a program again does not parse it again.
+    ``input_folds``: a list the linker appends to the span of each constant
+    it folds from an input's value by anything but products (``k > 2``,
+    ``max(bs, 4)``, ``B + 1``; serq.link.shapes)."""
     sets = _set_texts(sets)
     settings = {"horizon": 1.0 if horizon is None else horizon, "warmup": warmup, "seed": seed,
                 "arrivals": arrivals, "trace": trace}
@@ -27,8 +34,8 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
     if not isinstance(text, str):
         raise SerqError(Diagnostic("E001", f"{path}: a program is text, not {type(text).__name__}"))
     try:
-        prog = parse(text, path)
-        return Linker(path, sets, settings).link(prog)
+        prog = parse_once(parsed, text, path, parse)
+        return Linker(path, sets, settings, parsed=parsed, input_folds=input_folds).link(prog)
     except RecursionError:   # Python's stack, not the program's error: said as what it is
         raise SerqError(Diagnostic(
             "E103", "the program nests too deeply for serq (an expression of some thousands of operators "

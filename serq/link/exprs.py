@@ -63,8 +63,31 @@ class ExprMixin:
         span = self.spans.get(id(e))
         if t is not M.ECost and is_constant(e):
             v = const_value(e)
-            return self.mk(M.ENum(v), span) if span else M.ENum(v)
+            out = self.mk(M.ENum(v), span) if span else M.ENum(v)
+            if self.input_nums:
+                self.note_input_fold(e, out, span)
+            return out
         return e
+
+    def note_input_fold(self, e: M.Expr, out: M.ENum, span) -> None:
+        """``out``, folded from ``e``, is an input's value (or made from one)
+        when ``e`` reads one; one made by anything but products is noted in
+        ``input_folds`` (serq.link.shapes links such a program in full for
+        every value of its inputs)."""
+        reads = False
+        product = True
+        for x in walk(e):
+            tx = type(x)
+            if tx is M.ENum:
+                reads = reads or id(x) in self.input_nums
+            elif not ((tx is M.EBinary and x.op == "Mul") or (tx is M.EUnary and x.op == "Neg")
+                      or tx is M.ECost):
+                product = False
+        if reads:
+            self.keep.append(out)
+            self.input_nums.add(id(out))
+            if not product:
+                self.input_folds.append(span)
 
     # -- the cases ---------------------------------------------------------
     def _expr(self, e: A.Expr, env: Env) -> M.Expr:
@@ -114,7 +137,11 @@ class ExprMixin:
                 return self.num(arg, e.span)
             return self.expr(arg, aenv)
         if n in self.consts:
-            return self.num(self.consts[n].value, e.span)
+            c = self.consts[n]
+            node = self.num(c.value, e.span)
+            if c.inputs and any(x in self.sets for x in c.inputs):
+                self.input_nums.add(id(node))
+            return node
         if n in self.failed_lets:
             raise LinkAbort()   # its definition's error is reported
         if n == "inf":

@@ -35,6 +35,20 @@ from . import queues
 from .exprs import MAX_AGG_TERMS, ExprMixin, LinkAbort, fmt, head_name, names_read, ref_parts, text_of
 
 
+def parse_once(parsed: Optional[dict], text: str, path: str, how):
+    """``how(text, path)`` (a program's or a library's parse), kept in
+    ``parsed`` when it is a dict."""
+    if parsed is None:
+        return how(text, path)
+    key = (how, path, text)
+    tree = parsed.get(key)
+    if tree is None:
+        tree = parsed[key] = how(text, path)
+    else:
+        Sources.add(path, text)     # a diagnostic shows this text, as a parse would have it
+    return tree
+
+
 @dataclass
 class ConstInfo:
     value: float
@@ -107,8 +121,12 @@ class EngineInfo:
 
 class Linker(ExprMixin):
     def __init__(self, path: str, sets: Optional[dict] = None, settings: Optional[dict] = None,
-                 strict_request_names: bool = True):
+                 strict_request_names: bool = True, parsed: Optional[dict] = None,
+                 input_folds: Optional[list] = None):
         self.path = path
+        self.parsed = parsed                    # syntax trees kept between links (compile_source)
+        self.input_nums: set = set()            # ids of the numbers that are (made from) an input's value
+        self.input_folds = [] if input_folds is None else input_folds   # where one was folded but by products
         self.sets = dict(sets or {})
         self.settings = dict(settings or {})
         self.diag = Collector()
@@ -272,7 +290,7 @@ class Linker(ExprMixin):
         self.used_libraries.add(path)
         self.files.append(path)
         try:
-            lib = parse_library(text, path)
+            lib = parse_once(self.parsed, text, path, parse_library)
         except SerqError as e:
             self.diag.items.extend(e.diagnostics)
             return

@@ -624,7 +624,7 @@ def _queue_of(obj):
 
 def _check_index(lk, index, q: QueueInfo, env: Env):
     v = const_value(lk.expr(index, env.at("session")))
-    if v is not None and not (v == math.floor(v) and 0 <= v < q.count):
+    if v is not None and not (0 <= v < q.count and v == math.floor(v)):
         lk.fail("E402", f"index {fmt(v)} out of range for queue `{q.name}`, which has {q.count} "
                 f"member{'s' if q.count != 1 else ''}", index.span, env=env,
                 help=f"an index is a whole number from 0 to {q.count - 1}")

@@ -50,6 +50,7 @@ arrival's in ``Sim.arrive_src``.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import inspect
 import re
@@ -57,7 +58,7 @@ import re
 from ..ir import model as M
 from ..ir.expr import walk
 from . import rng as R
-from .compile import check_amount, max_draws
+from .compile import check_amount, code, max_draws
 from .errors import Fault, fmt_num
 from .statements import (CS, MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_DROP, OP_END, OP_FORK, OP_GROW,
                          OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN, OP_SEG, OP_SET, OP_TURN,
@@ -162,8 +163,17 @@ class _Gen:
         name), and its source."""
         src = "\n".join(self.lines) + "\n"
         ns = self.comp.ns
-        exec(compile(src, f"<serq {title}>", "exec"), ns)  # noqa: S102 - our own source
+        exec(code(src, f"<serq {title}>", "exec"), ns)  # noqa: S102 - our own source
         return ns[name], src
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(cls) -> tuple:
+    """The parameters of ``cls.__init__``, the source of each default, and
+    the pattern that finds a parameter's name in a field's source."""
+    sig = inspect.signature(cls.__init__).parameters
+    params = list(sig)[1:]
+    return params, {p: repr(sig[p].default) for p in params}, re.compile(r"\b(" + "|".join(params) + r")\b")
 
 
 def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
@@ -171,12 +181,10 @@ def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
     ``__init__`` and each field ``__init__`` sets (``cls.FIELDS``) set from
     ``args`` (the sources of the arguments, by parameter name); ``fields``:
     the sources of fields to set to another value at once."""
-    params = list(inspect.signature(cls.__init__).parameters)[1:]
-    missing = [p for p in params if p not in args]
-    for p in missing:
-        default = inspect.signature(cls.__init__).parameters[p].default
-        args[p] = repr(default)
-    pat = re.compile(r"\b(" + "|".join(params) + r")\b")
+    params, defaults, pat = _signature(cls)
+    for p in params:
+        if p not in args:
+            args[p] = defaults[p]
     g.emit(f"{var} = {g.bind(object.__new__, '_new')}({g.bind(cls, '_cls')})", depth)
     fields = fields or {}
     for slot, value in cls.FIELDS:

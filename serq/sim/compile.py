@@ -25,6 +25,7 @@ when the closure is built.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from typing import Callable
@@ -50,6 +51,14 @@ def is_static(e: M.Expr) -> bool:
         if type(x) in (M.ECtx, M.ESample, M.EReg, M.EQuery, M.EPrice, M.EAgg):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def code(src: str, filename: str, mode: str):
+    """``compile(src, filename, mode)``, once per source (the same code
+    object): the oracle makes a machine for each of thousands of programs of
+    one shape, and nearly all their generated sources are the same."""
+    return compile(src, filename, mode)
 
 
 class Compiler:
@@ -147,7 +156,7 @@ class Compiler:
         finally:
             self.a_src, self.rng_src, self.draw_method, self.now_src = saved
             sys.setrecursionlimit(old)
-        return eval(f"lambda t: {src}", self.ns)  # noqa: S307 - our own source
+        return eval(code(f"lambda t: {src}", "<string>", "eval"), self.ns)  # noqa: S307 - our own source
 
     def inline(self, e: M.Expr, a_src: str = "a", rng_src: str = "(t.rng or t.make_rng())",
                draw_method: str = "random") -> str:

@@ -367,3 +367,24 @@ def test_a_content_id_beyond_what_a_block_name_packs_stops_the_run_there():
     msg = _err(lambda: simulate(p))
     assert msg.startswith("examples/multi-turn/shared_system_prompt.sq:81:7: error[R021]: `content`: the id is ")
     assert ": a whole number from 0 to 2^53 (session " in msg.splitlines()[0]
+
+
+def test_a_queue_index_that_is_not_a_number_is_out_of_range():
+    """`P[inf].prefill`: an `OverflowError` (a NaN index: a `ValueError`) where
+    the linker read the index."""
+    src = open("examples/oracle/vllm_pd.sq", encoding="utf-8").read()
+    for index, shown, col, caret in (("1e999", "inf", 9, "^^^^^"), ("(0/0)", "nan", 10, "^^^")):
+        p = src.replace("P[0].prefill (prompt);", f"P[{index}].prefill (prompt);")
+        msg = _err(lambda: compile_source(p, "examples/oracle/vllm_pd.sq", horizon=10))
+        assert msg.startswith(f"examples/oracle/vllm_pd.sq:55:{col}: error[E402]: index {shown} out of range for "
+                              "queue `P`, which has 1 member\n   |\n"
+                              f"55 |       P[{index}].prefill (prompt);\n   |{' ' * col}{caret}\n"), msg
+
+
+def test_a_content_addressed_block_beyond_what_a_name_counts_is_refused():
+    """A `struct.error` naming a block of 1e308 tokens."""
+    p = "examples/replay/mooncake.sq"
+    msg = _err(lambda: _example(p, 'args.number("bs", 16)', 'args.number("bs", 1e308)', horizon=5.0))
+    assert msg.startswith("examples/replay/mooncake.sq:66:3: error[E290]: pool `kv` is content-addressed "
+                          "(`cache shared;`): its block of 1e+308 tokens is beyond the 2^53 tokens a block's "
+                          "name counts\n"), msg
