@@ -61,9 +61,9 @@ def engine_case(label: str, prog, runs: int) -> None:
     d = r.data()
     iters = sum(s.get("iterations", 0) for s in d["stages"])
     print(f"{label}")
-    print(f"  strokes   : {wall:7.3f} s  {d['events']:>9} events  {d['events'] / wall:10.0f} events/s  "
+    print(f"  strokes   : {wall:7.3f} s  {d['run']['events']:>9} events  {d['run']['events'] / wall:10.0f} events/s  "
           f"{iters / wall:10.0f} iterations/s")
-    print(f"  --no-strokes: {slow:5.3f} s  {d['events'] / slow:10.0f} events/s  "
+    print(f"  --no-strokes: {slow:5.3f} s  {d['run']['events'] / slow:10.0f} events/s  "
           f"(strokes {slow / wall:.2f}x faster; reports {'byte-identical' if same else 'DIFFER'})")
 
 
@@ -128,7 +128,7 @@ def case_c(runs: int, quick: bool) -> None:
     wall, r = timed(prog, runs)
     d = r.data()
     reqs = d["client"]["response"]["count"]
-    eps = d["events"] / wall
+    eps = d["run"]["events"] / wall
     try:
         import simpy  # noqa: F401
     except ImportError:
@@ -140,7 +140,7 @@ def case_c(runs: int, quick: bool) -> None:
     _, arr, dep, kev = sims[-1]
     meps = (arr + dep) / swall
     print(f"(c) M/M/1 (λ = 0.8, E[S] = 1), examples/single-turn/mg1.sq, horizon {h:g}  (target: 3x SimPy)")
-    print(f"  serq : {wall:7.3f} s  {d['events']:>9} events  {eps:10.0f} events/s  {reqs / wall:9.0f} requests/s")
+    print(f"  serq : {wall:7.3f} s  {d['run']['events']:>9} events  {eps:10.0f} events/s  {reqs / wall:9.0f} requests/s")
     print(f"  simpy: {swall:7.3f} s  {arr + dep:>9} events  {meps:10.0f} events/s  {dep / swall:9.0f} requests/s  "
           f"({kev} kernel events)")
     print(f"  serq / simpy: {eps / meps:.2f}x events/s (the model's events), {reqs / wall / (dep / swall):.2f}x "

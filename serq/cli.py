@@ -46,11 +46,8 @@ class _Group(click.Group):
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError, version as _v
-    try:
-        return _v("serq")
-    except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
-        return "unknown"
+    from .about import version as _version
+    return _version()
 
 
 def internal_error(e: Exception, line: list) -> None:
@@ -74,21 +71,28 @@ def main():
     vLLM's scheduler, state it in Lean."""
 
 
-def _sets(values: tuple[str, ...]) -> dict:
+INPUTS_HINT = "the inputs after --"
+
+
+def _sets(values: tuple[str, ...], inputs: tuple[str, ...] = ()) -> dict:
+    """``--set NAME=EXPR`` and the inputs after ``--`` (``NAME=EXPR`` each), as
+    name -> expression text; a malformed one is a usage error naming where it
+    was given."""
     out = {}
-    for v in values:
-        if "=" not in v:
-            raise click.BadParameter(f"`{v}` is not name=expr", param_hint="--set")
-        name, expr = v.split("=", 1)
-        name = name.strip()
-        if not name.isidentifier():
-            raise click.BadParameter(f"`{name}` is not a name", param_hint="--set")
-        if not expr.strip():
-            raise click.BadParameter(f"`{name}=` has no value", param_hint="--set")
-        if name in out:
-            raise click.BadParameter(f"`{name}` is given twice ({name}={out[name]} and {name}={expr}); "
-                                     "give each input once", param_hint="--set")
-        out[name] = expr
+    for hint, given in (("--set", values), (INPUTS_HINT, inputs)):
+        for v in given:
+            if "=" not in v:
+                raise click.BadParameter(f"`{v}` is not name=expr", param_hint=hint)
+            name, expr = v.split("=", 1)
+            name = name.strip()
+            if not name.isidentifier():
+                raise click.BadParameter(f"`{name}` is not a name", param_hint=hint)
+            if not expr.strip():
+                raise click.BadParameter(f"`{name}=` has no value", param_hint=hint)
+            if name in out:
+                raise click.BadParameter(f"`{name}` is given twice ({name}={out[name]} and {name}={expr}); "
+                                         "give each input once", param_hint=hint)
+            out[name] = expr
     return out
 
 
@@ -106,19 +110,25 @@ def _nonneg(ctx, param, value):
     return value
 
 
-def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
-                 warmup: Optional[float] = None, seed: Optional[int] = None,
-                 arrivals: Optional[int] = None, trace: Optional[str] = None,
-                 need_horizon: bool = True, instance: Optional[str] = None, inputs: tuple = (),
-                 default_instance: bool = True):
+def load_program(path: str, sets: tuple = (), **kw):
     """A program from `.sq` source (linked) or `.json` IR (validated), with the
     execution settings given on the command line, an instance file
     (`--instance`, or the program's default instance when no horizon is
-    given) and the inputs after `--`."""
+    given) and the inputs after `--` (``load_run``'s keywords)."""
+    return load_run(path, sets, **kw)[0]
+
+
+def load_run(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
+             warmup: Optional[float] = None, seed: Optional[int] = None,
+             arrivals: Optional[int] = None, trace: Optional[str] = None,
+             need_horizon: bool = True, instance: Optional[str] = None, inputs: tuple = (),
+             default_instance: bool = True):
+    """``(program, origin)``: ``load_program``'s program, and what the report
+    says made it (``simulate(origin=…)``: the path, the instance file read,
+    the inputs given)."""
     from . import ir
-    sets = tuple(sets) + tuple(inputs)
     if path.endswith(".json"):
-        if sets:
+        if sets or inputs:
             raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                    "give --set to the .sq program")
         if instance:
@@ -133,10 +143,11 @@ def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None
         if changes:
             program = dataclasses.replace(program, **changes)
             ir.validate(program)
-        return program
+        return program, {"program": path, "instance": None, "inputs": None}
     from . import instance as inst
     flags = {"horizon": horizon, "warmup": warmup, "seed": seed, "arrivals": arrivals, "trace": trace}
-    settings, values, used = inst.resolve(path, instance, flags, _sets(sets), default=default_instance)
+    run = inst.resolve(path, instance, flags, _sets(sets, inputs), default=default_instance)
+    settings = run.settings
     if need_horizon and settings.get("horizon") is None:
         raise click.UsageError(
             "no horizon: a model says what the deployment is, the run says how long. Give "
@@ -144,10 +155,11 @@ def load_program(path: str, sets: tuple = (), *, horizon: Optional[float] = None
             f"(`run {{ horizon T; warmup W; }}`); `{inst.default_path(path)}` would be this program's "
             "default instance")
     from .link import compile_file
-    return compile_file(path, sets=values, horizon=settings.get("horizon"),
-                        warmup=settings.get("warmup") or 0.0,
-                        seed=1 if settings.get("seed") is None else settings["seed"],
-                        arrivals=settings.get("arrivals"), trace=settings.get("trace"))
+    program = compile_file(path, sets=run.values, horizon=settings.get("horizon"),
+                           warmup=settings.get("warmup") or 0.0,
+                           seed=1 if settings.get("seed") is None else settings["seed"],
+                           arrivals=settings.get("arrivals"), trace=settings.get("trace"))
+    return program, {"program": path, "instance": run.instance, "inputs": run.given}
 
 
 _file = click.argument("file", type=click.Path(dir_okay=False))
@@ -250,13 +262,14 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
     A run that stops before its end (--max-events, --max-seconds, Ctrl-C)
     prints what it measured, marked partial, and writes no --json or --dump;
     it exits 1 (130 for Ctrl-C)."""
-    program = load_program(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
-                           trace=trace, instance=instance, inputs=inputs)
+    program, origin = load_run(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
+                               trace=trace, instance=instance, inputs=inputs)
     from . import sim
     try:
         with _ctrl_c() as stop:
             report = sim.simulate(program, progress=True, samples=bool(dump), max_events=max_events,
-                                  max_seconds=max_seconds, interrupt=stop, strokes=not no_strokes)
+                                  max_seconds=max_seconds, interrupt=stop, strokes=not no_strokes,
+                                  origin=origin)
     except sim.RunStopped as stopped:
         if not (as_json or dump or claims_only) and stopped.report is not None:
             click.echo(stopped.report.text())

@@ -31,6 +31,7 @@ class Instance:
     path: str
     settings: dict = field(default_factory=dict)   # horizon, warmup, seed, arrivals, trace
     inputs: dict = field(default_factory=dict)     # input name -> its value, an expression with its location
+    texts: dict = field(default_factory=dict)      # input name -> its value's text, as the file writes it
 
 
 def default_for(program: str) -> Optional[str]:
@@ -65,6 +66,7 @@ def read(path: str) -> Instance:
                 inst.settings[name] = _setting(name, expr, path)
             else:
                 inst.inputs[name] = _Located(expr, span)
+                inst.texts[name] = _source(text, expr.span)
         except SerqError as e:
             problems.extend(e.diagnostics)
     if problems:
@@ -105,6 +107,15 @@ def _number(e: A.Expr) -> Optional[float]:
     return None
 
 
+def _source(text: str, span: Span) -> str:
+    """The text of ``span`` in ``text`` (lines joined by a space)."""
+    lines = text.splitlines()[span.line - 1:span.end_line]
+    if len(lines) == 1:
+        return lines[0][span.col - 1:span.end_col - 1]
+    return " ".join([lines[0][span.col - 1:]] + [x.strip() for x in lines[1:-1]]
+                    + [lines[-1][:span.end_col - 1]]).strip()
+
+
 def _Located(expr: A.Expr, name_span: Span) -> A.Expr:
     """An input's value as the linker takes it (an expression, like a parsed
     `--set`), located at the name it gives a value to."""
@@ -122,24 +133,38 @@ def _fmt(v: float) -> str:
     return str(int(v)) if math.isfinite(v) and v == math.floor(v) else str(v)
 
 
+@dataclass
+class Resolved:
+    """A run's settings and inputs: ``settings`` (horizon, warmup, …),
+    ``values`` (input name -> the text of a ``--set``, or an instance file's
+    expression), ``instance`` (the file read, or None), ``given`` (input name
+    -> its value's text, as the command line or the file gave it)."""
+    settings: dict
+    values: dict
+    instance: Optional[str]
+    given: dict
+
+
 def resolve(program: str, instance: Optional[str], flags: dict, sets: dict,
-            default: bool = True) -> tuple[dict, dict, Optional[str]]:
+            default: bool = True) -> Resolved:
     """The settings and input values of a run: the instance file's (the one
     given, else with ``default`` the program's default instance when the flags
-    give no horizon), under the command line's flags and sets.  Returns
-    (settings, sets, the instance file read or None)."""
+    give no horizon), under the command line's flags and sets."""
     path = instance
     if path is None and default and flags.get("horizon") is None:
         path = default_for(program)
     settings: dict = {}
     values: dict = {}
+    given: dict = {}
     if path is not None:
         inst = read(path)
         settings.update(inst.settings)
         values.update(inst.inputs)
+        given.update(inst.texts)
     settings.update({k: v for k, v in flags.items() if v is not None})
     values.update(sets)
-    return settings, values, path
+    given.update(sets)
+    return Resolved(settings, values, path, given)
 
 
 def default_path(program: str) -> str:

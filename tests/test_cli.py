@@ -90,3 +90,16 @@ def test_console_script_runs():
     out = subprocess.run([sys.executable, "-m", "serq.cli", "check", "examples/single-turn/ps.sq"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("examples/single-turn/ps.sq: ok")
+
+
+def test_the_reports_ir_digest_is_the_sha256_of_serq_ir():
+    import hashlib
+    args = ("examples/multi-turn/vllm.sq", "--horizon", "20", "--seed", "3")
+    ir = run("ir", *args, "--", "Lambda=0.4")
+    rep = run("run", *args, "--json", "--", "Lambda=0.4")
+    assert ir.exit_code == rep.exit_code == 0
+    made = json.loads(rep.output)["made"]
+    assert made["ir"] == "sha256:" + hashlib.sha256(ir.output.encode("utf-8")).hexdigest()
+    assert made["inputs"] == {"Lambda": "0.4"} and made["seed"] == 3
+    other = json.loads(run("run", *args, "--json", "--", "Lambda=0.5").output)["made"]
+    assert other["ir"] != made["ir"]

@@ -50,9 +50,9 @@ def test_serq_debug_shows_the_traceback(monkeypatch):
 def test_a_run_stopped_by_max_events_prints_what_it_measured_and_exits_1():
     r = run("run", MG1, "--horizon", "1e6", "--max-events", "5000")
     assert r.exit_code == 1
-    assert r.stdout.split("\n")[:2] == [
-        "run: horizon 1000000 end 3048.26 warmup 0 seed 1 events 5000 arrivals 2502 ended 2498 turns 2502 "
-        "mean live 4.064",
+    assert r.stdout.split("\n")[:3] == [
+        f"made: program {MG1} seed 1 horizon 1000000 warmup 0",
+        "run: end 3048.26 events 5000 arrivals 2502 ended 2498 turns 2502 live 4.064",
         "partial: the run stopped at 3048.26 (--max-events 5000 reached); these are the figures until then"]
     assert r.stderr == (
         "error[R019]: the run stopped at time 3048.26 of the horizon 1000000 (--max-events 5000 reached): it did "
@@ -79,7 +79,8 @@ def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130
-    assert out.startswith("run: horizon 1000000000 end ") and "\npartial: the run stopped at " in out
+    assert out.startswith(f"made: program {MG1} seed 1 horizon 1000000000 warmup 0\nrun: end ")
+    assert "\npartial: the run stopped at " in out
     assert err.startswith("error[R020]: the run stopped at time ") and "(interrupted)" in err
     assert "Traceback" not in err
 
@@ -100,7 +101,7 @@ def test_a_dump_over_a_directory_keeps_what_it_does_not_write(tmp_path):
     (d / "mine.txt").write_text("kept\n")
     r = run("run", MG1, "--horizon", "10", "--dump", str(d))
     assert r.exit_code == 0
-    assert sorted(os.listdir(d)) == ["mine.txt", "sojourn.csv"]
+    assert sorted(os.listdir(d)) == ["client", "mine.txt", "sojourn.csv"]
     assert (d / "sojourn.csv").read_text().startswith("time,session,turn,value\n0.9219634323592031,0,1,")
 
 

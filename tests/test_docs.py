@@ -59,7 +59,7 @@ def test_chapter_4_later_turns_hit_the_prefix_cache():
     hit = d["observes"]["hit"]
     assert 0.75 < hit["mean"] < 0.87          # the turns after each session's first
     kv = next(p for p in d["pools"] if p["name"] == "kv")
-    assert kv["mean_cached"] > 10 * kv["mean_used"] and kv["evicted_entries"] > 0
+    assert kv["cached"] > 10 * kv["used"] and kv["evictions"] > 0
 
 
 def test_chapter_5_the_claims_verdicts():
@@ -112,3 +112,25 @@ def test_the_catalogue_names_every_name_the_language_supplies():
     from serq.ir.model import BUILTIN_ATTRS
     for a in BUILTIN_ATTRS:
         assert f"`{a}`" in page, a
+
+
+def test_the_development_guides_sweep_loop_runs_as_written():
+    """The tutorial's copy of the development guide's loop, with `.client.ttft`:
+    run by the shell (one input value and one seed of it) with jq, each line
+    the Python API's numbers for the same run."""
+    import shutil
+    import subprocess
+    import sys
+    import serq
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed")
+    with open(os.path.join(TUT, "06_sweep.md"), encoding="utf-8") as f:
+        page = f.read()
+    loop = next(b for b in re.findall(r"```sh\n(.*?)```", page, flags=re.S) if ".client.ttft.mean" in b)
+    loop = loop.replace("for lam in 0.3 0.6 0.9", "for lam in 0.6").replace("for seed in 1 2 3", "for seed in 2")
+    bindir = os.path.dirname(sys.executable)
+    r = subprocess.run(["bash", "-c", loop], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PATH": bindir + os.pathsep + os.environ["PATH"]})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    rep = serq.load("examples/multi-turn/vllm.sq", set={"Lambda": 0.6}).run(seed=2)
+    assert r.stdout.split("\n") == [f"0.6\t2\t{rep.client['ttft'].mean!r}\t{rep.pools['kv'].preemptions}", ""]

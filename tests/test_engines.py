@@ -47,9 +47,9 @@ def test_each_runs_the_vllm_programs_traffic(path):
     load = ("Lambda=1",) if path in SINGLE else ("Lambda=0.6",)
     a = run(path, *load, arrivals=30, horizon=1e5, seed=4)
     b = run(ref, *load, arrivals=30, horizon=1e5, seed=4)
-    assert a["arrivals"] == b["arrivals"] == 30
-    assert a["turns"] == b["turns"] and a["turns"] >= 30
-    assert a["client"]["response"]["count"] == b["client"]["response"]["count"] == a["turns"]
+    assert a["run"]["arrivals"] == b["run"]["arrivals"] == 30
+    assert a["run"]["turns"] == b["run"]["turns"] and a["run"]["turns"] >= 30
+    assert a["client"]["response"]["count"] == b["client"]["response"]["count"] == a["run"]["turns"]
 
 
 def _with_claim(tmp_path, path, engine):
@@ -88,7 +88,7 @@ def test_guaranteed_no_evict_never_preempts_where_max_utilization_and_vllm_do():
     assert kv(no_evict)["preemptions"] == 0
     assert kv(max_util)["preemptions"] > 0 and kv(vllm)["preemptions"] > 0
     # the reservation holds fewer requests at once
-    assert kv(no_evict)["mean_holders"] < kv(max_util)["mean_holders"]
+    assert kv(no_evict)["holders"] < kv(max_util)["holders"]
 
 
 def test_sglang_retracts_decodes_when_its_ratio_overcommits():
@@ -102,7 +102,7 @@ def test_sglang_retracts_decodes_when_its_ratio_overcommits():
 def test_short_request_first_changes_only_the_order_and_target_refuses_it():
     a = run("examples/vendors/vllm_ascend_srf.sq", "Lambda=1.5", "blocks=2000")
     b = run(VLLM_MULTI, "Lambda=1.5", "blocks=2000")
-    assert a["arrivals"] == b["arrivals"]
+    assert a["run"]["arrivals"] == b["run"]["arrivals"]
     assert a["client"]["ttft"]["mean"] != b["client"]["ttft"]["mean"]
     with pytest.raises(SerqError, match="the victim of `kv` and the order of `reqs` are not a vLLM policy's"):
         T.vllm(load_program("examples/vendors/vllm_ascend_srf.sq", need_horizon=False))

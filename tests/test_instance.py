@@ -38,7 +38,12 @@ def test_the_default_instance_is_the_readmes_run():
     a = cli("run", "examples/multi-turn/vllm.sq")
     b = cli("run", "examples/multi-turn/vllm.sq", "--instance", "examples/multi-turn/instances/vllm.sq")
     c = cli("run", "examples/multi-turn/vllm.sq", "--horizon", "300", "--warmup", "30")
-    assert a[0] == 0 and a == b == c
+    assert a[0] == 0 and a == b
+    # the flags make the same run; only the made line says no instance was read
+    made, rest = a[1].split("\n", 1)
+    assert made == ("made: program examples/multi-turn/vllm.sq instance examples/multi-turn/instances/vllm.sq "
+                    "seed 1 horizon 300 warmup 30")
+    assert c == (0, "made: program examples/multi-turn/vllm.sq seed 1 horizon 300 warmup 30\n" + rest)
 
 
 def test_flags_and_sets_win_over_the_instance(tmp_path):
@@ -48,12 +53,12 @@ def test_flags_and_sets_win_over_the_instance(tmp_path):
     assert code == 0
     import json
     d = json.loads(out)
-    assert (d["horizon"], d["warmup"], d["seed"]) == (500.0, 50.0, 3)
+    assert (d["made"]["horizon"], d["made"]["warmup"], d["made"]["seed"]) == (500.0, 50.0, 3)
     assert d["stages"][0]["utilization"] == pytest.approx(0.6, abs=0.15)    # lambda 0.3 · S 2
     code, out = cli("run", "examples/single-turn/mg1.sq", "--instance", str(inst), "--json",
                     "--horizon", "800", "--set", "S=1", "--", "lambda=0.5")
     d = json.loads(out)
-    assert (d["horizon"], d["warmup"], d["seed"]) == (800.0, 50.0, 3)
+    assert (d["made"]["horizon"], d["made"]["warmup"], d["made"]["seed"]) == (800.0, 50.0, 3)
     assert d["stages"][0]["utilization"] == pytest.approx(0.5, abs=0.1)
 
 

@@ -329,7 +329,7 @@ def test_pd_programs_run_with_every_read_ending_its_lease(prog):
     assert d["client"]["ttft"]["count"] > 50
     # every request that read its KV released the prefiller's lease: P's pools
     # hold nothing leased at the end beyond the requests still in flight
-    assert d["growing_at_end"] == 0 and not d["idle_with_work"]
+    assert d["run"]["waiting_to_grow"] == 0 and not d["run"]["idle_with_work"]
 
 
 def test_push_with_both_legs_at_once_is_never_later_than_one_after_the_other():
@@ -353,7 +353,7 @@ def test_a_link_with_a_transfer_entry_is_called_in_the_reads_place():
     assert sorted(values(rep, "read")) == [5.0, 5.0]
     assert sorted(values(rep, "first")) == [6.0, 6.0]
     pools = {x["name"]: x for x in rep.data()["pools"]}
-    assert pools["P.kv[0]"]["mean_used"] == pytest.approx((2 * 20 * 5) / 100)  # leased 1 → 5, of 100
+    assert pools["P.kv[0]"]["used"] == pytest.approx((2 * 20 * 5) / 100)  # leased 1 → 5, of 100
 
 
 def test_a_queues_engine_reads_its_members_own_pools_bare():

@@ -38,7 +38,7 @@ def one(path: str, lam: float, seed: int, horizon: float, warmup: float) -> dict
     c = d["client"]
     kv = next(p for p in d["pools"] if p["name"] == "kv")
     return {"ttft": c["ttft"]["mean"], "tpot": c["tpot"]["mean"],
-            "thru": c["response"]["count"] / (d["end"] - warmup), "pre": kv["preemptions"]}
+            "thru": c["response"]["count"] / (d["run"]["end"] - warmup), "pre": kv["preemptions"]}
 
 
 def cell(xs: list[float], fmt: str) -> str:

@@ -21,7 +21,8 @@ Scenario = Union[str, os.PathLike, dict]
 # ---------------------------------------------------------------- the programs
 
 def _root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from ..paths import root
+    return root()
 
 
 def _relroot(path: str) -> str:

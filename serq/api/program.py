@@ -74,13 +74,22 @@ class Program:
     ``set``, ``sweep``, ``draw``, ``json``."""
 
     def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
-                 defaults: Optional[dict] = None):
+                 defaults: Optional[dict] = None, instance: Optional[str] = None,
+                 given: Optional[dict] = None):
         self.ir = ir
         self.path = path
         self._text = text
         self.sets = dict(sets)
         self.from_ir = from_ir
         self.defaults = dict(defaults or {})   # the instance file's settings, under a run's arguments
+        self.instance = instance               # the instance file read, if any
+        # the inputs' values as given (an instance file's as it writes them), for the report
+        self.given = dict(sets) if given is None else dict(given)
+
+    def origin(self) -> dict:
+        """What a run's report says made it (``simulate(origin=…)``)."""
+        return {"program": self.path, "instance": self.instance,
+                "inputs": None if self.from_ir else dict(self.given)}
 
     # -- what it is ---------------------------------------------------------------
     @property
@@ -121,9 +130,9 @@ class Program:
         if self.from_ir:
             raise usage(f"{self.path} is IR: its constants are already folded, so its inputs cannot be set",
                         help="load the .sq program to set its inputs")
-        sets = dict(self.sets)
-        sets.update(set_texts(values))
-        return _link(self._text, self.path, sets, self.defaults)
+        texts = set_texts(values)
+        return _link(self._text, self.path, {**self.sets, **texts}, self.defaults, instance=self.instance,
+                     given={**self.given, **texts})
 
     def linked(self, sets: dict) -> "Program":
         """The program with its inputs updated by ``sets`` (values as for ``set``);
@@ -177,17 +186,22 @@ class Program:
             return self
         inst = read(path)
         values = {k: v for k, v in inst.inputs.items() if k not in self.sets}
-        prog = _link(self._text, self.path, {**self.sets, **values}, inst.settings) if values else \
-            Program(self.ir, path=self.path, text=self._text, sets=self.sets, from_ir=False,
-                    defaults=inst.settings)
-        return prog
+        given = {**{k: inst.texts[k] for k in values}, **self.given}
+        if values:
+            return _link(self._text, self.path, {**self.sets, **values}, inst.settings, instance=path,
+                         given=given)
+        return Program(self.ir, path=self.path, text=self._text, sets=self.sets, from_ir=False,
+                       defaults=inst.settings, instance=path, given=given)
 
     def run(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
         """Simulate the program; its :class:`serq.api.report.Report`."""
         from ..sim import simulate
         from .report import Report
-        program = self.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
-        return Report(simulate(program))
+        target = self
+        if horizon is None and not self.defaults and not self.from_ir:
+            target = self._default_instance()
+        program = target.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
+        return Report(simulate(program, origin=target.origin()))
 
     def sweep(self, **kw):
         """``serq.sweep(self, …)``."""
@@ -230,10 +244,11 @@ def _int(what: str, value) -> int:
     return int(value)
 
 
-def _link(text: str, path: str, sets: dict, defaults: Optional[dict] = None) -> Program:
+def _link(text: str, path: str, sets: dict, defaults: Optional[dict] = None, *,
+          instance: Optional[str] = None, given: Optional[dict] = None) -> Program:
     from ..link import compile_source
     return Program(compile_source(text, path, sets=sets), path=path, text=text, sets=sets, from_ir=False,
-                   defaults=defaults)
+                   defaults=defaults, instance=instance, given=given)
 
 
 def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) -> Program:
@@ -258,8 +273,8 @@ def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) 
     if instance is None:
         return _link(text, path, set_texts(set))
     from ..instance import resolve
-    settings, values, _ = resolve(path, instance, {}, set_texts(set), default=False)
-    return _link(text, path, values, settings)
+    run = resolve(path, instance, {}, set_texts(set), default=False)
+    return _link(text, path, run.values, run.settings, instance=run.instance, given=run.given)
 
 
 def loads(text: str, set: Optional[dict] = None, path: str = "<string>") -> Program:

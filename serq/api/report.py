@@ -127,9 +127,11 @@ class Section(Mapping):
 class Report:
     """What one run reports.
 
-    ``run`` (a record: horizon, end, warmup, seed, events, arrivals, …),
-    ``observes``, ``client``, ``stages``, ``pools``, ``gauges``, ``claims``
-    (sections), ``stuck`` (the stuck sessions), ``samples(name)``;
+    ``made`` (a record: program, instance, inputs, seed, horizon, warmup,
+    arrivals, trace, ir, serq), ``run`` (a record: end, events, arrivals,
+    …), ``observes``, ``client``, ``stages``, ``pools``,
+    ``gauges``, ``claims`` (sections), ``notes`` (the text's last lines),
+    ``stuck`` (the stuck sessions), ``samples(name)``;
     ``text()`` / ``str(rep)`` is ``serq run``'s text, ``data()`` its
     ``--json``, ``dump(dir)`` its ``--dump``; ``raw`` the simulator's report."""
 
@@ -157,16 +159,21 @@ class Report:
         return self.text()
 
     def __repr__(self):
-        r = self.run
-        return (f"<serq.Report: seed {r.seed}, horizon {_short(r.horizon)}, warmup {_short(r.warmup)}, "
+        m, r = self.made, self.run
+        return (f"<serq.Report: seed {m.seed}, horizon {_short(m.horizon)}, warmup {_short(m.warmup)}, "
                 f"{r.arrivals} arrivals, {r.turns} turns; observes {', '.join(self.observes) or '-'}>")
 
     # -- samples ---------------------------------------------------------------
     def samples(self, name: str) -> list:
-        """The observation's samples after the warm-up, in the order recorded:
-        a list of ``Sample(time, session, turn, value)``."""
-        if name not in self._observe_names:
-            raise missing("observe", name, self._observe_names)
+        """The observation's samples after the warm-up (or the client's:
+        ``client.ttft``, ``client.tpot``, ``client.response``), in the order
+        recorded: a list of ``Sample(time, session, turn, value)``."""
+        known = self._observe_names + tuple(f"client.{k}" for k in self.client)
+        if name not in known:
+            if f"client.{name}" in known:     # the client's statistic by its bare key
+                raise MissingName(Diagnostic("E970", f"no observe `{name}`",
+                                             help=f"the client's is `client.{name}`"))
+            raise missing("observe", name, known)
         return [Sample(t, s, k, v) for t, s, k, v in self.raw.samples(name)]
 
     def samples_frame(self, name: str):
@@ -186,16 +193,15 @@ class Report:
         return pd.DataFrame([self.row()])
 
     def _repr_html_(self):
-        r = self.run
-        head = (f"<p><b>run</b>: horizon {_short(r.horizon)}, end {_short(r.end)}, warmup "
-                f"{_short(r.warmup)}, seed {r.seed}, {r.events} events, {r.arrivals} arrivals, "
-                f"{r.ended} ended, {r.turns} turns, mean live {_short(r.mean_live)}</p>")
+        m, r = self.made, self.run
+        head = (f"<p><b>run</b>: horizon {_short(m.horizon)}, end {_short(r.end)}, warmup "
+                f"{_short(m.warmup)}, seed {m.seed}, {r.events} events, {r.arrivals} arrivals, "
+                f"{r.ended} ended, {r.turns} turns, live {_short(r.live)}</p>")
         parts = [head]
         for sec in (self.observes, self.stages, self.pools, self.gauges, self.client, self.claims):
             if len(sec):
                 parts.append(sec._repr_html_())
-        if self.stuck:
-            parts.append(f"<p><b>stuck</b>: {self.stuck} sessions preempted again without advancing</p>")
+        parts.extend(f"<p>{html.escape(n)}</p>" for n in self.notes)
         return "\n".join(parts)
 
 
@@ -205,10 +211,12 @@ def _sections(d: dict) -> dict:
     def numbers(rec: dict, skip=()) -> dict:
         return {k: _number(v) for k, v in rec.items() if k not in skip}
 
-    scalars = {k: _number(v) for k, v in d.items() if not isinstance(v, (dict, list))}
-    scalars["idle_with_work"] = tuple(d.get("idle_with_work", ()))
     return {
-        "run": Record("run", None, scalars),
+        "made": Record("made", None, {k: _number(v) if k in ("horizon", "warmup") else
+                                      dict(v) if isinstance(v, dict) else v for k, v in d["made"].items()}),
+        "run": Record("run", None, {k: tuple(v) if isinstance(v, list) else _number(v)
+                                    for k, v in d["run"].items()}),
+        "notes": tuple(d["notes"]),
         "observes": Section("observe", {n: Record("observe", n, numbers(s))
                                         for n, s in d["observes"].items()}),
         "client": Section("client", {n: Record("client", n, numbers(s)) for n, s in d["client"].items()}),
@@ -216,10 +224,10 @@ def _sections(d: dict) -> dict:
                                     for s in d["stages"]}),
         "pools": Section("pool", {p["name"]: Record("pool", p["name"], numbers(p, ("name",)))
                                   for p in d["pools"]}),
-        "gauges": Section("gauge", {n: Record("gauge", n, numbers(g)) for n, g in d.get("gauges", {}).items()}),
+        "gauges": Section("gauge", {n: Record("gauge", n, numbers(g)) for n, g in d["gauges"].items()}),
         "claims": Section("claim", {c["name"]: Record("claim", c["name"], {k: v for k, v in c.items()
                                                                           if k != "name"})
-                                    for c in d.get("claims", [])}),
+                                    for c in d["claims"]}),
     }
 
 
@@ -230,16 +238,20 @@ ROW_SECTIONS = (("observes", ""), ("client", "client."), ("stages", "stage."), (
 
 
 def row(rep: Report) -> dict:
-    """A report as one flat row: ``seed``; ``run.<field>`` for the run's
-    numbers; ``<observe>.<field>`` (``ttft.mean``, ``ttft.ci``,
+    """A report as one flat row: ``seed``; ``made.<field>`` for the other
+    numbers of what made it (``made.horizon``, ``made.warmup``); ``run.<field>``
+    for the run's numbers; ``<observe>.<field>`` (``ttft.mean``, ``ttft.ci``,
     ``ttft.count``, …); ``client.<name>.<field>``;
     ``stage.<name>.<field>``; ``pool.<name>.<field>`` (``pool.kv.preemptions``);
     ``gauge.<name>.<field>``; ``claim.<name>`` (the verdict).  Every number of
     the report, under the report's own field names.  The one function that
     makes a sweep's columns."""
-    out = {"seed": rep.run.seed}
+    out = {"seed": rep.made.seed}
+    for k, v in rep.made.items():
+        if k != "seed" and _scalar(v) and not isinstance(v, str):
+            out[f"made.{k}"] = v
     for k, v in rep.run.items():
-        if k != "seed" and _scalar(v):
+        if _scalar(v):
             out[f"run.{k}"] = v
     for attr, prefix in ROW_SECTIONS:
         for name, rec in getattr(rep, attr).items():

@@ -12,7 +12,9 @@ from typing import Optional
 
 from ..diag import Diagnostic, SerqError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ..paths import root
+
+ROOT = root()      # the repository, or the package data of an installed wheel
 HARNESS = os.path.join(ROOT, "tools", "oracle", "vllm_oracle.py")
 REPLAY = os.path.join(ROOT, "tools", "oracle", "vllm_replay_oracle.py")
 MOONCAKE = os.path.join(ROOT, "tools", "oracle", "vllm_mooncake_oracle.py")

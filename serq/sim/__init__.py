@@ -29,7 +29,7 @@ __all__ = ["simulate", "Report", "RunError", "RunStopped"]
 def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
              step_log: bool = False, client_log: bool = False, samples: bool = True,
              max_events: Optional[int] = None, max_seconds: Optional[float] = None, interrupt=None,
-             strokes: bool = True) -> Report:
+             strokes: bool = True, origin: Optional[dict] = None) -> Report:
     """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
     execution settings) and return its report.
 
@@ -58,7 +58,11 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     marked partial (None when it stopped inside one long event).
     ``strokes``: advance an engine's identical decode iterations in one go
     (serq.sim.stroke); False runs every iteration step by step, to the same
-    bytes."""
+    bytes.
+    ``origin``: what the report says made the run beside the IR's settings
+    (``program``: its path as given, ``instance``: the instance file read,
+    ``inputs``: name -> the value's text as given); by default the IR's first
+    file, and the inputs unknown."""
     from .machine import Sim
     sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log,
               client_log=client_log, samples=samples, max_events=max_events,
@@ -66,7 +70,7 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     sim.run()
     if sim.inside:
         raise RunStopped(sim.stopped[0], sim.stopped[1], None, sim.now, program.horizon)
-    report = Report(sim)
+    report = Report(sim, origin)
     report.step_log = sim.step_log
     report.client_log = sim.client_log
     if sim.stopped is not None:

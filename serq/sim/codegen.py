@@ -403,17 +403,29 @@ def _answer(g, c):
     g.emit("if sess.in_turn and not t.leg:" if g.facts.forks else "if sess.in_turn:")
     g.emit("sess.in_turn = False", 2)
     if not sim.step_stages:    # no output tokens: first and last_pre stay None
-        g.emit(f"{resp}.append(now - sess.t_turn)", g.after_warmup(2))
+        d = g.after_warmup(2)
+        g.emit(f"{resp}.append(now - sess.t_turn)", d)
+        _client_sample(g, "response", d)
         _client_log(g, sim)
         return
     g.emit("if sess.first is None and sess.last_pre is not None:", 2)
     g.emit("sess.first = sess.last_pre", 3)
-    g.emit(f"{ttft}.append(sess.first - sess.t_turn)", g.after_warmup(3))
+    d = g.after_warmup(3)
+    g.emit(f"{ttft}.append(sess.first - sess.t_turn)", d)
+    _client_sample(g, "ttft", d)
     d = g.after_warmup(2)
     g.emit(f"{resp}.append(now - sess.t_turn)", d)
+    _client_sample(g, "response", d)
     g.emit("if sess.first is not None and sess.outs > 0:", d)
     g.emit(f"{tpot}.append((now - sess.first) / sess.outs)", d + 1)
+    _client_sample(g, "tpot", d + 1)
     _client_log(g, sim)
+
+
+def _client_sample(g, key: str, depth: int):
+    """``Sim.client_sample``, with ``samples`` (``--dump``)."""
+    if g.sim.samples:
+        g.emit(f"{g.bind(g.sim.client_sample, '_cs')}({key!r}, t)", depth)
 
 
 def _client_log(g, sim):

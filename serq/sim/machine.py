@@ -55,6 +55,7 @@ from .record import Recording
 from .stages import DelayStage, FifoStage, FlowNet, PsStage, SharedStage
 from .statements import last_loc
 from .step import StepStage
+from .trend import Trend
 from .threads import S_READY, S_RUNNING, Carrier, cur_loc
 from .workload import Workload, load_trace
 
@@ -124,11 +125,17 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         self.obs_k = [array("d") for _ in program.observes] if samples else None
         self.all_obs = [array("d") for _ in program.observes] if program.claims else None
         self.client = {"ttft": array("d"), "tpot": array("d"), "response": array("d")}
+        # with ``samples``: each client value's (times, sessions, turns), as an observation's
+        self.client_at = {k: (array("d"), array("q"), array("d")) for k in self.client} if samples else None
         self.joining = set()
         self.nattrs = len(program.attrs)
         self.closed = type(program.arrival) is M.AClosed
         self.warmed = False
         self.end_time = None
+        # the warm-up, then the trend's marks (serq.sim.trend): read before
+        # the first event at or after each
+        self.trend = Trend(self)
+        self.next_mark = self.warmup
         # declarations
         self.pools = [(SharedPool if p.shared else Pool)(self, i, p) for i, p in enumerate(program.pools)]
         self.comp = Compiler(self)
@@ -260,7 +267,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
             # the same loop without what it does not need (no engine, hook,
             # gauge or draining)
             nev = self.nevents
-            warmed = self.warmed
+            mark = self.next_mark
             try:
                 while heap:
                     ev = pop(heap)
@@ -268,9 +275,8 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
                     if t > horizon:
                         heapq.heappush(heap, ev)   # left as it was
                         break
-                    if not warmed and t >= warmup:
-                        self.snapshot_warmup()
-                        warmed = True
+                    if t >= mark:
+                        mark = self.pass_marks(t)
                     self.now = t
                     ctx[C_NOW] = t
                     if ev[3](ev[4]) is not False:
@@ -290,8 +296,8 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
             if t > horizon:
                 break
             pop(heap)
-            if t >= warmup and not self.warmed:
-                self.snapshot_warmup()
+            if t >= self.next_mark:
+                self.pass_marks(t)
             self.now = t
             ctx[C_NOW] = t
             if ev[3](ev[4]) is False:
@@ -344,11 +350,21 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         if not self.warmed:
             self.now = min(warmup, end)
             self.snapshot_warmup()
+        self.trend.pass_until(end)
         self.now = end
         ctx[C_NOW] = end
         self.end_time = end
         self.finish()
 
+
+    def pass_marks(self, t) -> float:
+        """Before the event at ``t``: the warm-up's snapshot and the trend's
+        marks at or before ``t``; the next mark's time."""
+        if not self.warmed:
+            self.snapshot_warmup()
+        self.trend.pass_until(t)
+        self.next_mark = self.trend.next_mark()
+        return self.next_mark
 
     def settle(self) -> None:
         ready = self.ready

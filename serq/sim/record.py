@@ -37,8 +37,17 @@ class Recording:
                 sess.outs += n - 1.0
             if now >= self.warmup:
                 self.client["ttft"].append(sess.first - sess.t_turn)
+                if self.samples:
+                    self.client_sample("ttft", t)
         else:
             sess.outs += n
+
+    def client_sample(self, key: str, t) -> None:
+        """The time, session and turn of the client value just recorded (``--dump``)."""
+        ts, ss, ks = self.client_at[key]
+        ts.append(self.now)
+        ss.append(t.sess.sid)
+        ks.append(t.a[TURN_NO])
 
     def client_prefill_end(self, t) -> None:
         sess = t.sess
@@ -61,10 +70,16 @@ class Recording:
             sess.first = sess.last_pre
             if after:
                 self.client["ttft"].append(sess.first - sess.t_turn)
+                if self.samples:
+                    self.client_sample("ttft", t)
         if after:
             self.client["response"].append(now - sess.t_turn)
+            if self.samples:
+                self.client_sample("response", t)
             if sess.first is not None and sess.outs > 0:
                 self.client["tpot"].append((now - sess.first) / sess.outs)
+                if self.samples:
+                    self.client_sample("tpot", t)
         if self.client_log is not None:
             self.client_log.append((sess.sid, self.first_pre.pop(sess.sid, sess.first), now))
 

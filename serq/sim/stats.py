@@ -1,5 +1,5 @@
 """Sample statistics: the mean with a batch-means confidence interval, the
-squared coefficient of variation and the 99th percentile.
+squared coefficient of variation and the percentiles p50, p90, p95, p99.
 
 Confidence interval (observations and the client section): the samples, in
 the order they were recorded, are cut into 20 contiguous batches of equal
@@ -9,8 +9,8 @@ samples the interval is NaN.  Gauges use 20 equal windows of time over
 [warmup, end] instead, each window's time average a batch mean.
 
 ``cv2`` is the sample variance (n - 1) over the squared mean (NaN with fewer
-than two samples or a zero mean); ``p99`` interpolates linearly between the
-order statistics (numpy's default rule).
+than two samples or a zero mean); a percentile (``QUANTILES``) interpolates
+linearly between the order statistics (numpy's default rule).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ MIN_CI_SAMPLES = 40
 
 NAN = math.nan
 
+# the percentiles a summary gives: (key, q)
+QUANTILES = (("p50", 0.50), ("p90", 0.90), ("p95", 0.95), ("p99", 0.99))
+FIELDS = ("count", "mean", "ci", "cv2") + tuple(k for k, _ in QUANTILES)
+
 
 def summary(values) -> dict:
     """The statistics of ``values`` (a list or an ``array('d')``, in the
@@ -33,7 +37,7 @@ def summary(values) -> dict:
     largest float)."""
     n = len(values)
     if n == 0:
-        return {"count": 0, "mean": NAN, "ci": NAN, "cv2": NAN, "p99": NAN}
+        return dict.fromkeys(FIELDS, NAN) | {"count": 0}
     total = fsum(values)
     mean = total / n
     if n >= _NUMPY_FROM:
@@ -55,8 +59,8 @@ def summary(values) -> dict:
                 d *= d
                 cv2 = _cv2(fsum(d) / (n - 1), mean)
             del d
-        p99 = _percentile_np(a, 0.99) if not _np.isnan(a).any() else percentile(values, 0.99)
-        return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": p99}
+        qs = _percentiles_np(a) if not _np.isnan(a).any() else _percentiles(sorted(values))
+        return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, **qs}
     if n >= 2:
         if 0 < abs(mean) < _TINY:     # the square of the mean underflows: cv2 scaled
             cv2 = fsum([((v - mean) / mean) * ((v - mean) / mean) for v in values]) / (n - 1)
@@ -65,7 +69,7 @@ def summary(values) -> dict:
             cv2 = _cv2(var, mean)
     else:
         cv2 = NAN
-    return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, "p99": percentile(values, 0.99)}
+    return {"count": n, "mean": mean, "ci": batch_ci(values), "cv2": cv2, **_percentiles(sorted(values))}
 
 
 _TINY = 1e-154     # a mean whose square is below the least normal float
@@ -102,17 +106,35 @@ def _floats(values):
 _NUMPY_FROM = 256
 
 
-def _percentile_np(a, q: float) -> float:
-    """``percentile`` of an array without NaN, by selection."""
-    n = len(a)
+def _ranks(n: int, q: float):
+    """The order statistics a percentile interpolates between: (h, lo, hi)."""
     h = (n - 1) * q
     lo = math.floor(h)
-    hi = min(lo + 1, n - 1)
+    return h, lo, min(lo + 1, n - 1)
+
+
+def _percentiles_np(a) -> dict:
+    """``QUANTILES`` of an array without NaN, by one selection: the order
+    statistics a sort finds."""
     import numpy as _np
-    part = _np.partition(a, (lo, hi))
-    x0 = float(part[lo])
-    x1 = float(part[hi])
-    return x0 + (h - lo) * (x1 - x0)
+    n = len(a)
+    ranks = [_ranks(n, q) for _, q in QUANTILES]
+    part = _np.partition(a, sorted({i for _, lo, hi in ranks for i in (lo, hi)}))
+    out = {}
+    for (key, _), (h, lo, hi) in zip(QUANTILES, ranks):
+        x0 = float(part[lo])
+        x1 = float(part[hi])
+        out[key] = x0 + (h - lo) * (x1 - x0)
+    return out
+
+
+def _percentiles(xs: list) -> dict:
+    """``QUANTILES`` of sorted values (at least one)."""
+    out = {}
+    for key, q in QUANTILES:
+        h, lo, hi = _ranks(len(xs), q)
+        out[key] = xs[lo] + (h - lo) * (xs[hi] - xs[lo])
+    return out
 
 
 def batch_ci(values: list) -> float:
@@ -139,9 +161,7 @@ def percentile(values: list, q: float) -> float:
     n = len(xs)
     if n == 0:
         return NAN
-    h = (n - 1) * q
-    lo = math.floor(h)
-    hi = min(lo + 1, n - 1)
+    h, lo, hi = _ranks(n, q)
     return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
 
 

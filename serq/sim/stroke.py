@@ -27,8 +27,8 @@ step-by-step path does, in its order:
 
 A stroke stops before an iteration that could differ: one whose growth would
 not fit (a preemption), one whose end would reach the next event of the heap,
-the horizon or the warm-up, or the last token of a resident; the step-by-step
-path takes over there.  It is never taken where something reads iterations
+the horizon, the warm-up or a mark of the trend (serq.sim.trend), or the
+last token of a resident; the step-by-step path takes over there.  It is never taken where something reads iterations
 one by one (a claim over iterations, a gauge, a step log, a check hook, a
 schedule body with registers) or where the engine's clauses read what
 changes between iterations (the clock, a draw, ``work``, the running
@@ -304,13 +304,15 @@ def advance(stage) -> None:
     acc_n = acc_busy = None        # read once the first iteration is the stroke's
     t0 = t
     # an iteration is the stroke's when it ends before the next event, at or
-    # before the horizon, and on the warm-up's side it started on
+    # before the horizon, and on the side it started on of the warm-up and of
+    # the trend's marks (serq.sim.trend: read where the step-by-step path does)
     lim = te
     past = math.nextafter(horizon, math.inf)
     if past < lim:
         lim = past
-    if cold and warmup < lim:
-        lim = warmup
+    mark = sim.next_mark     # the warm-up until it has passed
+    if t < mark < lim:
+        lim = mark
     i = 0
     m_cap = int(m_cap)
     # kv_decode moves by the growth alone where every allocation is a whole

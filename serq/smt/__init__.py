@@ -144,15 +144,25 @@ def cap_counterexample(cap: M.Expr, name_of_ref=None, reg_names=()) -> Optional[
     enc = Encoder(name_of_ref=name_of_ref or (lambda ref, kind: f"{kind}{ref.base}"),
                   reg_names=tuple(reg_names))
     term = enc.enc(cap)
-    s = z3.Solver()
+    # An optimizer, so that the state shown is the same whatever Z3 solved
+    # before: the fewest residents and queued requests, then each symbol,
+    # in name order, as small as it can be (a model Z3 picks on its own
+    # depends on the solver's history)
+    s = z3.Optimize()
     s.set("timeout", TIMEOUT_MS)
     for c in enc.constraints:
         s.add(c)
     # counts are whole numbers
+    counts = []
     for name, v in enc.symbols.items():
         if name.startswith(("running.", "waiting.", "queued(", "holders(", "queue(", "busy(")):
             s.add(v == z3.ToReal(z3.ToInt(v)))
+            counts.append(v)
     s.add(term <= 0)
+    if counts:
+        s.minimize(z3.Sum(counts))
+    for name in sorted(enc.symbols):
+        s.minimize(enc.symbols[name])
     r = s.check()
     if r == z3.unsat:
         return None

@@ -58,8 +58,12 @@ def test_an_ir_file_runs_as_its_source_does(tmp_path):
     path.write_text(prog.json(), encoding="utf-8")
     ir = serq.load(str(path))
     assert ir.from_ir
-    assert ir.run(horizon=500, seed=2).json() == prog.run(horizon=500, seed=2).json()
-    assert serq.loads(prog.json()).run(horizon=500, seed=2).json() == prog.run(horizon=500, seed=2).json()
+    src = prog.run(horizon=500, seed=2).data()
+    for other in (ir.run(horizon=500, seed=2).data(), serq.loads(prog.json()).run(horizon=500, seed=2).data()):
+        # the same run: all but what made it, where a run of IR knows no inputs
+        assert {k: v for k, v in other.items() if k != "made"} == {k: v for k, v in src.items() if k != "made"}
+        assert other["made"] == src["made"] | {"program": other["made"]["program"], "inputs": None}
+    assert src["made"]["inputs"] == {"lambda": "0.5"}
 
 
 def test_loads_reads_source_text_with_its_path_for_errors():
@@ -80,10 +84,10 @@ def test_the_report_sections_are_the_json_report():
     assert rep.client["ttft"].mean == d["client"]["ttft"]["mean"]
     kv = next(p for p in d["pools"] if p["name"] == "kv")
     assert rep.pools["kv"].preemptions == kv["preemptions"] > 0
-    assert math.isnan(rep.pools["kv"].mean_wait) and kv["mean_wait"] is None
+    assert math.isnan(rep.pools["kv"].wait) and kv["wait"] is None
     assert rep.stages["vllm"].iterations == d["stages"][0]["iterations"]
     assert list(rep.pools) == ["kv", "reqs"] and list(rep.stages) == ["vllm", "tool"]
-    assert (rep.run.seed, rep.run.horizon, rep.run.arrivals) == (1, 200.0, d["arrivals"])
+    assert (rep.made.seed, rep.made.horizon, rep.run.arrivals) == (1, 200.0, d["run"]["arrivals"])
     assert rep.stuck == rep.raw.stuck_sessions
 
 
@@ -166,17 +170,18 @@ def test_a_run_needs_a_horizon(tmp_path):
                                 "the run says how long\n  = help: prog.run(horizon=300), or "
                                 "serq.load(path, instance=FILE)")
     rep = serq.load(MG1).run()
-    assert (rep.run.horizon, rep.run.warmup) == (20000.0, 1000.0)      # examples/single-turn/instances/mg1.sq
+    assert (rep.made.horizon, rep.made.warmup) == (20000.0, 1000.0)      # examples/single-turn/instances/mg1.sq
 
 
 def test_an_instance_file_from_python(tmp_path):
     inst = tmp_path / "i.sq"
     inst.write_text("run { horizon 400; warmup 40; seed 3; lambda 0.25; }\n", encoding="utf-8")
     rep = serq.load(MG1, instance=str(inst)).run()
-    assert (rep.run.horizon, rep.run.warmup, rep.run.seed) == (400.0, 40.0, 3)
+    assert (rep.made.horizon, rep.made.warmup, rep.made.seed) == (400.0, 40.0, 3)
     same = serq.load(MG1, set={"lambda": 0.25}).run(horizon=400, warmup=40, seed=3)
-    assert rep.json() == same.json()
-    assert serq.load(MG1, instance=str(inst)).run(horizon=800).run.horizon == 800.0
+    assert rep.data() == same.data() | {"made": same.data()["made"] | {"instance": str(inst)}}
+    assert rep.made.instance == str(inst) and rep.made.inputs == {"lambda": "0.25"}
+    assert serq.load(MG1, instance=str(inst)).run(horizon=800).made.horizon == 800.0
 
 
 def test_bad_settings_are_the_validators_errors():
@@ -210,9 +215,13 @@ def test_missing_names_say_what_there_is():
     assert rep.pools.get("nope") is None and "kv" in rep.pools
     with pytest.raises(serq.SerqError) as e:
         rep.samples("ttft")
-    assert e.value.render() == "error[E970]: no observe `ttft`\n  = help: the observes are: hit, prefill_tokens"
-    with pytest.raises(AttributeError, match="observe hit has no field 'p95'; its fields: count, mean"):
-        rep.observes["hit"].p95
+    assert e.value.render() == "error[E970]: no observe `ttft`\n  = help: the client's is `client.ttft`"
+    with pytest.raises(serq.SerqError) as e:
+        rep.samples("ttfb")
+    assert e.value.render() == ("error[E970]: no observe `ttfb`\n  = help: the observes are: hit, prefill_tokens, "
+                                "client.ttft, client.tpot, client.response")
+    with pytest.raises(AttributeError, match="observe hit has no field 'p97'; its fields: count, mean"):
+        rep.observes["hit"].p97
 
 
 def test_sets_are_refused_on_ir_and_a_bad_view_is_named(tmp_path):

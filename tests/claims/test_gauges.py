@@ -119,6 +119,6 @@ def test_gauges_in_the_text_report():
     text = simulate(link(SLOTS, horizon=10)).text()
     lines = text.splitlines()
     i = lines.index(next(x for x in lines if x.startswith("gauge ")))
-    assert lines[i].split() == ["gauge", "mean", "95%", "CI", "min", "max"]
+    assert lines[i].split() == ["gauge", "mean", "ci", "min", "max"]
     assert lines[i + 2].split()[:2] == ["held", "0.7000"]
     assert lines[i + 2].split()[-2:] == ["0.0000", "2.0000"]

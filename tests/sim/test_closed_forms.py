@@ -46,8 +46,8 @@ def test_closed_form_in_ci(name, seed):
     for s in d["stages"]:
         if s["completed"] == 0:
             continue
-        t = s["mean_wait"] + s["mean_service"]
-        assert s["mean_number"] == pytest.approx(s["throughput"] * t, rel=0.01), (name, s)
+        t = s["wait"] + s["service"]
+        assert s["number"] == pytest.approx(s["throughput"] * t, rel=0.01), (name, s)
 
 
 def test_closed_network_throughput():

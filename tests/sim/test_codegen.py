@@ -245,7 +245,8 @@ def _summary_reference(values):
     mean = math.fsum(values) / n
     var = math.fsum((v - mean) * (v - mean) for v in values) / (n - 1)
     cv2 = var / (mean * mean) if mean != 0 else math.nan
-    return {"count": n, "mean": mean, "ci": ST.batch_ci(values), "cv2": cv2, "p99": ST.percentile(values, 0.99)}
+    return {"count": n, "mean": mean, "ci": ST.batch_ci(values), "cv2": cv2,
+            **{k: ST.percentile(values, q) for k, q in ST.QUANTILES}}
 
 
 @pytest.mark.parametrize("kind", ["exp", "ties", "zeros", "inf", "nan", "huge"])

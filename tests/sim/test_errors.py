@@ -156,7 +156,7 @@ def test_arrivals_drained():
     s = b.stage("s", M.KDelay())
     b.session([b.turn(), b.run(s, 1)])
     d = simulate(b.program(arrival=M.APoisson(1.0), horizon=100, arrivals=5)).data()
-    assert d["arrivals"] == 5 and d["ended"] == 5 and d["end"] < 100
+    assert d["run"]["arrivals"] == 5 and d["run"]["ended"] == 5 and d["run"]["end"] < 100
 
 
 def test_session_ends_while_a_leg_runs():

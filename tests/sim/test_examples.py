@@ -20,15 +20,27 @@ EXAMPLES = sorted(p for p in glob.glob(os.path.join(ROOT, "examples", "*", "*.sq
                   if os.path.basename(os.path.dirname(p)) not in ("lib", "papers"))
 
 
+@pytest.fixture(scope="module")
+def report_schema():
+    """A validator of serq/report.schema.json (the jsonschema package, a test extra)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(ROOT, "serq", "report.schema.json"), encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: os.path.relpath(p, ROOT))
-def test_example_runs(path):
+def test_example_runs(path, report_schema):
+    """Every example runs, and its report (`serq run --json`) is what the
+    report's JSON Schema says it is."""
     prog = link.compile_file(path, horizon=60.0, warmup=6.0, seed=1)
     try:
         d = simulate(prog).data()
     except RunError as e:  # pragma: no cover - an example must run
         pytest.fail(e.render())
-    json.dumps(d, sort_keys=True, allow_nan=False)
-    assert d["events"] > 0
+    report_schema.validate(json.loads(json.dumps(d, sort_keys=True, allow_nan=False)))
+    assert d["run"]["events"] > 0
 
 
 @pytest.mark.parametrize("name,formula", [

@@ -28,7 +28,7 @@ def test_rejection_of_a_request_that_can_never_fit(tmp_path):
     r = simulate(b.program(arrival=sessions({u: 12}, {u: 4}), horizon=10))
     d = r.data()
     assert d["pools"][0]["rejected"] == 1
-    assert d["ended"] == 2
+    assert d["run"]["ended"] == 2
     assert by_session(r, tmp_path, "done") == {1: 1.0}
     assert d["client"]["response"]["count"] == 1
 
@@ -103,7 +103,7 @@ def test_growing_at_end_and_stuck():
     s = b.stage("s", M.KDelay())
     b.session([b.turn(), b.hold([(p, 2)], [b.run(s, 1), b.grow(p, 20)])])
     r = simulate(b.program(arrival=sessions({}), horizon=10))
-    assert r.data()["growing_at_end"] == 1
+    assert r.data()["run"]["waiting_to_grow"] == 1
     assert "grow: 1 hold still waiting to grow at p" in r.text()
 
     b = Builder()
@@ -132,7 +132,7 @@ def test_idle_engine_with_work():
         (M.IServe(None, None), M.IAdmit(None, gate))), st.loc)
     b.session([b.turn(), b.hold([(reqs, 1)], [b.run(e, 4, mode="Prefill")])])
     r = simulate(b.program(arrival=sessions({}), horizon=10))
-    assert r.data()["idle_with_work"] == ["e"]
+    assert r.data()["run"]["idle_with_work"] == ["e"]
     assert "idle: engine e ended with work it did not schedule" in r.text()
 
 
@@ -157,7 +157,7 @@ def test_end_keeps_the_cache():
     b.session([b.turn(), b.hold([(kv, 40)], [b.run(s, 1)], cache=40), b.end()])
     r = simulate(b.program(arrival=sessions({}, {}), horizon=10))
     d = r.data()["pools"][0]
-    assert d["mean_cached"] == pytest.approx((40 * 9 + 0) / 10 * 2)  # both cached from 1 to 10
+    assert d["cached"] == pytest.approx((40 * 9 + 0) / 10 * 2)  # both cached from 1 to 10
 
 
 def test_spill_writes_evicted_prefixes_to_a_tier(tmp_path):
@@ -261,8 +261,8 @@ def test_closed_arrivals_replace_ended_sessions():
     s = b.stage("s", M.KDelay())
     b.session([b.turn(), b.run(s, 1), b.end()])
     d = simulate(b.program(arrival=M.AClosed(3), horizon=10)).data()
-    assert d["arrivals"] == 33 and d["ended"] == 30
-    assert d["mean_live"] == pytest.approx(3.0)
+    assert d["run"]["arrivals"] == 33 and d["run"]["ended"] == 30
+    assert d["run"]["live"] == pytest.approx(3.0)
 
 
 def test_gauge_and_claims():

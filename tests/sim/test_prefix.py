@@ -148,7 +148,7 @@ def test_random_shared_programs_share_evict_and_preempt():
     from hypothesis import find
     opts = settings(deadline=None, database=None, max_examples=300, suppress_health_check=list(HealthCheck))
     find(programs(), lambda p: (_kv(p) or {}).get("preemptions", 0) > 0, settings=opts)
-    find(programs(), lambda p: (_kv(p) or {}).get("evicted_units", 0) > 0, settings=opts)
+    find(programs(), lambda p: (_kv(p) or {}).get("evicted", 0) > 0, settings=opts)
     find(programs(), _first_turn_hit, settings=opts)
 
 

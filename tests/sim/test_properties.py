@@ -105,7 +105,7 @@ def test_random_programs_do_work():
     """The generator's programs mostly run: preemptions, evictions and
     completions happen (so the invariant test exercises them)."""
     from hypothesis import find
-    for what in ("preemptions", "evicted_units", "completed"):
+    for what in ("preemptions", "evicted", "completed"):
         def busy(p, what=what):
             try:
                 d = simulate(p).data()

@@ -37,7 +37,7 @@ def test_head_of_line_blocking(tmp_path):
     assert by_session(r, tmp_path, "admitted") == {0: 0.0, 1: 5.0, 2: 5.0}
     pool = r.data()["pools"][0]
     assert pool["admissions"] == 3
-    assert pool["mean_wait"] == pytest.approx(((5 - 1) + (5 - 2)) / 3)
+    assert pool["wait"] == pytest.approx(((5 - 1) + (5 - 2)) / 3)
 
 
 def test_queue_by_keys_and_head_blocking(tmp_path):
@@ -137,8 +137,8 @@ def test_eviction_order_with_ties(tmp_path):
     r = simulate(prog)
     assert by_session(r, tmp_path, "mine") == {0: 4.0, 1: 2.0}
     pool = r.data()["pools"][0]
-    assert pool["evicted_units"] == 2.0
-    assert pool["evicted_entries"] == 0
+    assert pool["evicted"] == 2.0
+    assert pool["evictions"] == 0
 
 
 def test_eviction_by_keys(tmp_path):
@@ -165,8 +165,8 @@ def test_eviction_by_keys(tmp_path):
                      horizon=20)
     r = simulate(prog)
     d = r.data()
-    assert d["pools"][0]["evicted_units"] == 8.0
-    assert d["pools"][0]["evicted_entries"] == 1
+    assert d["pools"][0]["evicted"] == 8.0
+    assert d["pools"][0]["evictions"] == 1
     assert by_session(r, tmp_path, "mine") == {0: 0.0, 1: 2.0, 2: 2.0}
 
 

@@ -49,8 +49,8 @@ def test_vllm_cache_trace(tmp_path):
     pools = {p["name"]: p for p in r.data()["pools"]}
     # the request slots keep no prefix: the hold grew, so each pool caches
     # its position, and reqs's is the (empty) prefix it consumed
-    assert pools["reqs"]["mean_cached"] == 0.0
-    assert pools["kv"]["evicted_entries"] > 0
+    assert pools["reqs"]["cached"] == 0.0
+    assert pools["kv"]["evictions"] > 0
 
 
 def preempt_delay():

@@ -69,7 +69,7 @@ def run_point(blocks: int) -> dict:
     kv = next(x for x in d["pools"] if x["name"] == "kv")
     return {"blocks": blocks, "cached_tokens": cached, "ttft_mean": d["client"]["ttft"]["mean"],
             "ttft_p99": d["client"]["ttft"]["p99"], "preemptions": kv["preemptions"],
-            "evicted_tokens": kv["evicted_units"], "seconds": round(dt, 1), "n": len(ttft)}
+            "evicted_tokens": kv["evicted"], "seconds": round(dt, 1), "n": len(ttft)}
 
 
 def svg(table: dict) -> str:
