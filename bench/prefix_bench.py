@@ -63,7 +63,7 @@ def admission_costs(sizes=(1_000, 10_000, 100_000, 1_000_000), n=2000) -> list:
     with `size` named blocks in the free queue."""
     from serq.ir import model as M
     from serq.sim.pools import HoldInst, PoolAlloc
-    from serq.sim.prefix import SharedPool, add_content
+    from serq.sim.pools.prefix import SharedPool, add_content
 
     class Sess:
         content = ()

@@ -544,7 +544,7 @@ class Checker:
 
     def check_shared(self, pool: M.Pool, label: str) -> None:
         """A content-addressed pool (`cache shared;`) names whole blocks of
-        tokens and evicts in its free queue's order (serq/sim/prefix.py)."""
+        tokens and evicts in its free queue's order (serq/sim/pools/prefix.py)."""
         if pool.block is None or not math.isfinite(pool.block) or pool.block != math.floor(pool.block):
             self.problem("E290", f"pool `{label}` is content-addressed (`cache shared;`): it needs a "
                          "block of a whole number of tokens", help="say `block bs;` with bs whole")

@@ -41,6 +41,7 @@ from ..ir import model as M
 from ..ir.expr import walk
 from .compile import CTX
 from .errors import Fault
+from .stats import fsum
 from .stages import MODE_DECODE
 
 VERDICTS = ("holds", "fails", "witnessed", "not_witnessed", "out_of_scope", "not_evaluated")
@@ -233,3 +234,35 @@ def finish(sim) -> None:
             continue
         c.verdict = "holds" if _true(c.value(car)) else "fails"
         c.read = c.snapshot(c.reads, car)
+
+
+class Claims:
+    """What the machine (``serq.sim.machine.Sim``) answers for its claims: the
+    aggregates of an observation over the run (``total(latency)``, read from
+    time 0), a session's ``given``, the claims on an engine's iteration."""
+
+    def agg_fn(self, agg: str, k: int):
+        def f(t):
+            vals = self.all_obs[k] if self.all_obs is not None else []
+            if agg == "Total":
+                return fsum(vals)
+            if agg == "Count":
+                return float(len(vals))
+            if agg == "Largest":
+                return max(vals) if vals else 0.0
+            if agg == "Smallest":
+                return min(vals) if vals else 0.0
+            xs = sorted(vals)
+            tot = 0.0
+            run = 0.0
+            for x in xs:
+                run += x
+                tot += run
+            return tot
+        return f
+
+    def check_given(self, t) -> None:
+        check_given(self, t)
+
+    def check_iteration_claims(self, stage, plan) -> None:
+        check_iteration(self, stage, plan)

@@ -57,9 +57,15 @@ import re
 
 from ..ir import model as M
 from ..ir.expr import walk
+from . import rng as R
 from .compile import check_amount, code, max_draws
-from .errors import fmt_num
+from .errors import Fault, fmt_num
+from .statements import (CS, MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_DROP, OP_END, OP_FORK, OP_GROW,
+                         OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN, OP_SEG, OP_SET, OP_TURN,
+                         OP_WHILE)
 from .stages import DelayStage, FifoStage, Job
+from .threads import F_ROOT, S_ENDED, S_JOIN, S_RUNNING, S_STAGE, SERIAL, TURN_NO, Session, Thread
+from .workload import turn_index
 
 
 class Facts:
@@ -116,8 +122,6 @@ class _Gen:
     the compiler's namespace, shared by all generated code."""
 
     def __init__(self, sim):
-        from . import machine
-        self.mc = machine
         self.sim = sim
         self.comp = sim.comp
         self.facts = sim.facts
@@ -190,14 +194,33 @@ def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
 
 # -- segments ---------------------------------------------------------------------
 
+def thread_block(sim, stmts: list, root: bool = False) -> list:
+    """A block as threads run it: its nested blocks likewise, then its
+    straight statements as segments.  ``root``: the
+    session's block (not shared with any other use of the block)."""
+    done = sim.thread_blocks.get(id(stmts))
+    if done is not None and not root:
+        return done
+    for c in stmts:
+        if c.op in (OP_HOLD, OP_LOOP, OP_WHILE, OP_FORK):
+            c.body = thread_block(sim, c.body)
+        elif c.op == OP_BRANCH:
+            c.then = thread_block(sim, c.then)
+            if c.other is not None:
+                c.other = thread_block(sim, c.other)
+    out = segments(sim, stmts, root)
+    if not root:
+        sim.thread_blocks[id(stmts)] = out
+    return out
+
+
 def segments(sim, stmts: list, root: bool = False) -> list:
     """``stmts`` (a thread block's compiled statements) with each maximal run
     of straight statements replaced by one segment.  ``root``: the session's
     block, whose end ends the session."""
-    from . import machine as mc
-    straight = {mc.OP_SET, mc.OP_OBS, mc.OP_TURN, mc.OP_ANSWER, mc.OP_RUN, mc.OP_GROW, mc.OP_LOAD,
-                mc.OP_RELEASE, mc.OP_DROP, mc.OP_CHOOSE, mc.OP_FORK, mc.OP_END, mc.OP_JOIN}
-    stops = {mc.OP_RUN, mc.OP_GROW, mc.OP_END, mc.OP_JOIN}
+    straight = {OP_SET, OP_OBS, OP_TURN, OP_ANSWER, OP_RUN, OP_GROW, OP_LOAD,
+                OP_RELEASE, OP_DROP, OP_CHOOSE, OP_FORK, OP_END, OP_JOIN}
+    stops = {OP_RUN, OP_GROW, OP_END, OP_JOIN}
     out = []
     run = []
     for c in stmts:
@@ -230,14 +253,13 @@ def fault_loc(seg, exc):
 
 def _segment(sim, run: list, ends_session: bool = False):
     g = _Gen(sim)
-    mc = g.mc
     name = g.bind(None, "_seg")
     g.emit(f"def {name}(sim, t):", 0)
     g.emit("a = t.a")
     g.emit("now = sim.now")
     _segment_body(g, run, ends_session)
     g.emit("return False")
-    seg = mc.CS(mc.OP_SEG, run[-1].loc)
+    seg = CS(OP_SEG, run[-1].loc)
     seg.f, seg.src = g.function(name, f"segment {name}")
     seg.n = len(run)
     seg.stmts = run
@@ -278,7 +300,7 @@ def _observe_lines(g, k: int, e: str, depth: int):
     if sim.samples:    # the columns --dump writes
         ot, os_, ok = (g.bind(x[k], "_obs") for x in (sim.obs_t, sim.obs_s, sim.obs_k))
         sid = "sess.sid" if g.has_sess else "t.sess.sid"
-        g.emit(f"{ov}.append(v); {ot}.append(now); {os_}.append({sid}); {ok}.append(a[{g.mc.TURN_NO}])", d)
+        g.emit(f"{ov}.append(v); {ot}.append(now); {os_}.append({sid}); {ok}.append(a[{TURN_NO}])", d)
     else:
         g.emit(f"{ov}.append(v)", d)
     if sim.all_obs is not None:
@@ -288,13 +310,12 @@ def _observe_lines(g, k: int, e: str, depth: int):
 def _turn(g, c):
     """``Sim.do_turn``: the turn number, the preset or trace turn, the turn
     block, the client's record of the turn."""
-    mc = g.mc
     sim = g.sim
-    g.emit(f"a[{mc.TURN_NO}] += 1")
+    g.emit(f"a[{TURN_NO}] += 1")
     if g.facts.turn_no_set:
-        g.emit(f"k = {g.bind(mc.turn_index, '_turn')}(a[{mc.TURN_NO}])")
+        g.emit(f"k = {g.bind(turn_index, '_turn')}(a[{TURN_NO}])")
     else:
-        g.emit(f"k = int(a[{mc.TURN_NO}])")
+        g.emit(f"k = int(a[{TURN_NO}])")
     g.sess()
     depth = 1
     if sim.may_preset:
@@ -319,15 +340,14 @@ def _wl_block(g, stmts, attr: str, turn: str, depth: int):
     draws on the stream of (session, turn), created at the first draw.  When
     the block cannot draw more than ``rng.AHEAD`` uniforms, each written
     out, the stream is just the list of its first draws (``draws``)."""
-    mc = g.mc
-    exprs = [c.ir.expr for c in stmts if c.op in (mc.OP_SET, mc.OP_OBS)]
+    exprs = [c.ir.expr for c in stmts if c.op in (OP_SET, OP_OBS)]
     if not all(_plain(e) for e in exprs):
         g.emit(f"sim.run_wl_block(t, {attr}, {turn})", depth)
         return
-    streams = g.bind(g.sim.streams.kind(mc.R.WORKLOAD), "_wl_streams")
+    streams = g.bind(g.sim.streams.kind(R.WORKLOAD), "_wl_streams")
     sid = "sess.sid" if g.has_sess else "t.sess.sid"
     counts = [max_draws(e) for e in exprs]
-    if None not in counts and sum(counts) <= mc.R.AHEAD:
+    if None not in counts and sum(counts) <= R.AHEAD:
         rng = f"(wr if wr is not None else (wr := {streams}.draws({sid}, {turn}, {sum(counts)})))"
         method = "pop"
     else:
@@ -335,9 +355,9 @@ def _wl_block(g, stmts, attr: str, turn: str, depth: int):
         method = "random"
     g.emit("wr = None", depth)
     for c in stmts:
-        if c.op == mc.OP_SET:
+        if c.op == OP_SET:
             g.emit(f"a[{c.slot}] = {g.comp.inline(c.ir.expr, rng_src=rng, draw_method=method)}", depth)
-        elif c.op == mc.OP_OBS:
+        elif c.op == OP_OBS:
             _observe_lines(g, c.obs, g.comp.inline(c.ir.expr, rng_src=rng, draw_method=method), depth)
 
 
@@ -433,7 +453,7 @@ def _run(g, c):
     if c.grow_m is not None:
         g.emit(f"job.pa = sim.innermost(t, {g.bind(c.grow_m, '_m')}(t))", 2)
     g.emit("t.job = job", 2)
-    g.emit(f"t.state = {g.mc.S_STAGE}", 2)
+    g.emit(f"t.state = {S_STAGE}", 2)
     if stage.shared:
         g.emit(f"sim.flows.arrive(job, [{st}])", 2)
     elif type(stage) in ARRIVALS:
@@ -468,7 +488,6 @@ def _end(g, c):
 def _end_session(g, loc):
     """``Sim.end_session`` (the session's ``end;`` or its block's end),
     written out for a session with no legs, holds, leases or stuck holds."""
-    mc = g.mc
     sim = g.sim
     f = g.facts
     g.sess()
@@ -478,7 +497,7 @@ def _end_session(g, loc):
         g.emit(f"if {' or '.join(general)}:")
         g.emit(f"sim.end_session(t, {g.bind(loc, '_loc')})", 2)
         g.emit("return True", 2)
-    g.emit(f"t.state = {mc.S_ENDED}")
+    g.emit(f"t.state = {S_ENDED}")
     g.emit("sess.ended = True    # finish_session")
     if f.main_read:
         g.emit("sess.main = None")
@@ -499,37 +518,28 @@ def _end_session(g, loc):
 
 def _join(g, c):
     g.emit("if t.sess.legs > 0:")
-    g.emit(f"t.state = {g.mc.S_JOIN}", 2)
+    g.emit(f"t.state = {S_JOIN}", 2)
     g.emit("t.sess.joiner = t", 2)
     g.emit("sim.joining.add(t.sess)", 2)
     g.emit("return True", 2)
 
 
-class _Statements(dict):
-    """The template of each statement kind a segment holds, by op (filled
-    at first use: the ops are the machine's)."""
-
-    def __missing__(self, op):
-        from . import machine as mc
-        self.update({
-            mc.OP_SET: _set,
-            mc.OP_OBS: _observe,
-            mc.OP_TURN: _turn,
-            mc.OP_ANSWER: _answer,
-            mc.OP_RUN: _run,
-            mc.OP_GROW: _call("do_grow", True),
-            mc.OP_LOAD: _call("do_load", False),
-            mc.OP_RELEASE: _call("do_release", False),
-            mc.OP_DROP: _drop,
-            mc.OP_CHOOSE: _call("do_choose", False),
-            mc.OP_FORK: _call("do_fork", False),
-            mc.OP_END: _end,
-            mc.OP_JOIN: _join,
-        })
-        return self[op]
-
-
-STATEMENTS = _Statements()
+# the template of each statement kind a segment holds, by op
+STATEMENTS = {
+    OP_SET: _set,
+    OP_OBS: _observe,
+    OP_TURN: _turn,
+    OP_ANSWER: _answer,
+    OP_RUN: _run,
+    OP_GROW: _call("do_grow", True),
+    OP_LOAD: _call("do_load", False),
+    OP_RELEASE: _call("do_release", False),
+    OP_DROP: _drop,
+    OP_CHOOSE: _call("do_choose", False),
+    OP_FORK: _call("do_fork", False),
+    OP_END: _end,
+    OP_JOIN: _join,
+}
 
 
 # -- stages: a job's arrival, written out ------------------------------------------
@@ -596,11 +606,10 @@ def completions(sim, blocks: list) -> None:
     one statement only, named by a constant, and the thread goes on with a
     segment, that segment is written out in the completion (for a thread
     that is there; any other goes through ``run_thread``)."""
-    from . import machine as mc
     sites = {}     # stage -> [(block, index of the segment that runs it)]
     for blk in blocks:
         for i, c in enumerate(blk):
-            if c.op == mc.OP_SEG and c.stmts[-1].op == mc.OP_RUN and c.stmts[-1].stage_const is not None:
+            if c.op == OP_SEG and c.stmts[-1].op == OP_RUN and c.stmts[-1].stage_const is not None:
                 sites.setdefault(c.stmts[-1].stage_const.sid, []).append((blk, i))
     for stage in sim.stages:
         tmpl = COMPLETIONS.get(type(stage))
@@ -610,7 +619,7 @@ def completions(sim, blocks: list) -> None:
         here = sites.get(stage.sid, [])
         if len(here) == 1:
             blk, i = here[0]
-            if i + 1 < len(blk) and blk[i + 1].op == mc.OP_SEG and blk[i + 1].n <= mc.MAX_STATEMENTS:
+            if i + 1 < len(blk) and blk[i + 1].op == OP_SEG and blk[i + 1].n <= MAX_STATEMENTS:
                 after = (blk, i + 1)
         f = _completion(sim, stage, tmpl, after)
         stage.done_cb = f
@@ -688,7 +697,6 @@ def _done_delay(g, stage, st, name):
 def _job_done_tail(g, after):
     """``Sim.job_done_tail``: the job's session runs at once if nothing else
     is ready (``after``: see ``completions``)."""
-    mc = g.mc
     g.emit("t = job.thread")
     if g.facts.spills:
         g.emit("if t is None:")
@@ -701,7 +709,7 @@ def _job_done_tail(g, after):
     g.emit("return", 2)
     g.emit("t.ready_t = now")
     g.emit("t.ready_n = 1")
-    g.emit(f"t.state = {mc.S_RUNNING}")
+    g.emit(f"t.state = {S_RUNNING}")
     if after is not None:
         blk, i = after
         seg = blk[i]
@@ -714,7 +722,7 @@ def _job_done_tail(g, after):
         g.indent += 2
         _segment_body(g, seg.stmts, seg.ends)
         g.indent -= 2
-        g.emit(f"except {g.bind(mc.Fault, '_Fault')} as f:", 2)
+        g.emit(f"except {g.bind(Fault, '_Fault')} as f:", 2)
         g.emit(f"raise sim.session_error(f, t, {g.bind(fault_loc, '_fault_loc')}({g.bind(g.where, '_where')}, f)) "
                "from None", 3)
         g.emit(f"sim.run_thread(t, {seg.n})", 2)
@@ -725,17 +733,16 @@ def _job_done_tail(g, after):
 def _run_thread(g):
     """``Sim.run_thread(t)``, its first step written out for a thread that
     goes on with a segment."""
-    mc = g.mc
     g.emit("fr = t.frames[-1]")
     g.emit("pc = fr[1]")
     g.emit("if pc < len(fr[0]):")
     g.emit("st = fr[0][pc]", 2)
-    g.emit(f"if st.op == {mc.OP_SEG} and st.n <= {mc.MAX_STATEMENTS}:", 2)
+    g.emit(f"if st.op == {OP_SEG} and st.n <= {MAX_STATEMENTS}:", 2)
     g.emit("fr[1] = pc + 1", 3)
     g.emit("try:", 3)
     g.emit("if st.f(sim, t):", 4)
     g.emit("return", 5)
-    g.emit(f"except {g.bind(mc.Fault, '_Fault')} as f:", 3)
+    g.emit(f"except {g.bind(Fault, '_Fault')} as f:", 3)
     g.emit(f"raise sim.session_error(f, t, {g.bind(fault_loc, '_fault_loc')}(st, f)) from None", 4)
     g.emit("sim.run_thread(t, st.n)", 3)
     g.emit("return", 3)
@@ -813,7 +820,6 @@ def _arrive_lines(g, spec: bool):
     block (on the stream of (session, 0)), its preset attributes (``spec``,
     an explicit session), the givens, and the session's first statements
     run at once when nothing else is ready."""
-    mc = g.mc
     sim = g.sim
     g.emit("sid = sim.n_arrived")
     g.emit("sim.n_arrived = sid + 1")
@@ -826,14 +832,14 @@ def _arrive_lines(g, spec: bool):
     # without leases (and legs, which hand theirs on), a session's and its
     # main line's lists of leases stay empty: one empty tuple for all
     no_leases = {} if g.facts.leases or g.facts.forks else {"leases": "()"}
-    construct(g, "sess", mc.Session, 1, fields=no_leases, sid="sid", t_arr="now")
+    construct(g, "sess", Session, 1, fields=no_leases, sid="sid", t_arr="now")
     g.has_sess = True
     g.emit(f"a = [0.0] * {sim.nattrs}")
-    g.emit(f"a[{mc.SERIAL}] = float(sid)")
+    g.emit(f"a[{SERIAL}] = float(sid)")
     root = g.bind(sim.session_block, "_root")
     # its frames as run_thread leaves them once the block's first statement
     # has run, as it will at once unless another thread is ready
-    construct(g, "t", mc.Thread, 1, fields={"frames": f"[[{root}, 1, {mc.F_ROOT}, None]]"}, sim="sim",
+    construct(g, "t", Thread, 1, fields={"frames": f"[[{root}, 1, {F_ROOT}, None]]"}, sim="sim",
               sess="sess", attrs="a")
     if g.facts.main_read:
         g.emit("sess.main = t")
@@ -849,7 +855,7 @@ def _arrive_lines(g, spec: bool):
     if sim.init_block is not None:
         g.emit("try:")
         _wl_block(g, sim.init_block, "sim.init_block", "0", 2)
-        g.emit(f"except {g.bind(mc.Fault, '_Fault')} as f:")
+        g.emit(f"except {g.bind(Fault, '_Fault')} as f:")
         g.emit("raise sim.session_error(f, t, None) from None", 2)
     if spec and type(sim.arrival) is M.ASessions:
         g.emit("if spec is not None:")
@@ -868,9 +874,9 @@ def _arrive_lines(g, spec: bool):
     g.emit("# the arrival's last act: nothing else is ready, run it at once")
     g.emit("t.ready_t = now")
     g.emit("t.ready_n = 1")
-    g.emit(f"t.state = {mc.S_RUNNING}")
+    g.emit(f"t.state = {S_RUNNING}")
     first = sim.session_block[0] if sim.session_block else None
-    if first is None or first.op != mc.OP_SEG or first.n > mc.MAX_STATEMENTS:
+    if first is None or first.op != OP_SEG or first.n > MAX_STATEMENTS:
         g.emit("t.frames[0][1] = 0")
         g.emit("sim.run_thread(t)")
         return
@@ -880,7 +886,7 @@ def _arrive_lines(g, spec: bool):
     g.indent += 1
     _segment_body(g, first.stmts, first.ends)
     g.indent -= 1
-    g.emit(f"except {g.bind(mc.Fault, '_Fault')} as f:")
+    g.emit(f"except {g.bind(Fault, '_Fault')} as f:")
     g.emit(f"raise sim.session_error(f, t, {g.bind(fault_loc, '_fault_loc')}({g.bind(g.where, '_where')}, f)) "
            "from None", 2)
     g.emit(f"sim.run_thread(t, {first.n})")

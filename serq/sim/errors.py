@@ -49,6 +49,9 @@ import math
 from typing import Optional
 
 from ..diag import Diagnostic, SerqError, Span
+from ..ir.model import SLOT
+
+_TURN_NO = SLOT["turn_no"]
 
 
 class RunError(SerqError):
@@ -90,6 +93,52 @@ class Fault(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class FieldLoc:
+    """Where a statement of an IR file without a source location is: its
+    field, ``$.blocks[B].stmts[I]``, which a run-time error then names."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
+
+def field_of(loc) -> Optional[str]:
+    """The IR field a location without a source position names (None for a
+    source location)."""
+    return loc.path if type(loc) is FieldLoc else None
+
+
+def _turn_text(v: float) -> str:
+    return str(int(v)) if v - v == 0.0 else fmt_num(v)
+
+
+class Locating:
+    """The machine's located errors (a part of ``serq.sim.machine.Sim``): a
+    ``Fault`` turned into a ``RunError`` at a statement or declaration, with
+    where the run was."""
+
+    def span(self, loc) -> Optional[Span]:
+        if loc is None or type(loc) is FieldLoc:
+            return None
+        files = self.program.files
+        if 0 <= loc.file < len(files):
+            return Span.point(files[loc.file], loc.line, loc.col)
+        return None
+
+    def session_error(self, f: Fault, t, loc):
+        turn = _turn_text(t.a[_TURN_NO]) if t is not None else 0
+        sid = t.sess.sid if t is not None else 0
+        msg = f"{f.message} (session {sid}, turn {turn}, time {fmt_time(self.now)})"
+        return RunError(f.code, msg, self.span(loc), field_of(loc))
+
+    def machine_fault(self, f: Fault, loc, field: Optional[str] = None):
+        """Raise the machine's own error ``f`` at the declaration or statement
+        ``loc``, or at the IR ``field`` it is about when it has no location."""
+        raise RunError(f.code, f"{f.message} (time {fmt_time(self.now)})", self.span(loc),
+                       field_of(loc) or field)
 
 
 def fmt_num(v: float) -> str:

@@ -39,14 +39,13 @@ from .compile import CTX, check_guard
 from .errors import Fault, fmt_num
 from . import stroke
 from .limits import WATCH_RESIDENTS
+from .pools import GROW_SELF, GROW_STALL
 from .stages import MODE_DECODE, MODE_PREFILL, Stage
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
 C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
 C_DECODING, C_ADMISSION, C_REMAINING = CTX["Decoding"], CTX["Admission"], CTX["Remaining"]
 C_ADMITTED, C_PREEMPTED = CTX["Admitted"], CTX["Preempted"]
-
-GROW_OK, GROW_SELF, GROW_STALL = 0, 1, 2
 
 I_SERVE, I_ADMIT, I_BRANCH, I_SET = 0, 1, 2, 3
 

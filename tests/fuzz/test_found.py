@@ -58,7 +58,7 @@ def test_an_infinite_population_does_not_link():
 
 
 def test_an_infinite_mean_of_a_draw_does_not_link():
-    """`args.number("N_new", inf)`: an `OverflowError` in serq/sim/pools.py."""
+    """`args.number("N_new", inf)`: an `OverflowError` in serq/sim/pools/pool.py."""
     assert _err(lambda: _example("examples/multi-turn/vllm_chat.sq", 'args.number("N_new", 120)',
                                  'args.number("N_new", inf)')) == (
         "examples/multi-turn/vllm_chat.sq:66:20: error[E408]: the mean of `~exp` is a finite number ≥ 0, not inf\n"

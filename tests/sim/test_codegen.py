@@ -16,8 +16,9 @@ from serq.sim import codegen
 from serq.sim import rng as R
 from serq.sim import stats as ST
 from serq.sim.compile import Compiler, max_draws
-from serq.sim.machine import Session, Sim, Thread
+from serq.sim.machine import Sim
 from serq.sim.stages import Job
+from serq.sim.threads import Session, Thread
 
 from builder import A, Builder, N, sample
 

@@ -1,4 +1,4 @@
-"""The content-addressed pool (`cache shared;`, serq/sim/prefix.py).
+"""The content-addressed pool (`cache shared;`, serq/sim/pools/prefix.py).
 
 The memory invariant at every event on random programs with shared content
 (Hypothesis): `used + cached <= cap` with a shared block counted once, every
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from serq.ir import model as M
 from serq.sim import RunError, simulate
-from serq.sim.prefix import Blk
+from serq.sim.pools.prefix import Blk
 
 from builder import A, Builder, cond, exp, floor, fmax, fmin, query, sample, sessions
 

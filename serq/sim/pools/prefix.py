@@ -28,7 +28,7 @@ whoever computed it.  The pool (``SharedPool``) keeps, as vLLM's
   (``get_new_blocks``, ``block_pool.py:706-740``; its name goes,
   ``_maybe_evict_cached_block``, ``:769-790``).
 
-What a hold on such a pool does (machine.py and step.py call these):
+What a hold on such a pool does (the pool commands and step.py call these):
 
 * its admission looks its session's chain up (``cachedin``: the leading
   blocks found, stopping at the first miss, ``get_cached_block``,
@@ -60,8 +60,8 @@ import math
 import struct
 from collections import OrderedDict
 
-from .errors import Fault, fmt_num
-from .pools import Pool, round_up
+from ..errors import Fault, fmt_num
+from .pool import Pool, round_up
 
 _PART = struct.Struct("<qqq")
 _WHOLE = 2.0 ** 53

@@ -1,4 +1,5 @@
-"""Pools: allocations, the prefix cache, the admission queue and growers.
+"""A pool's state: allocations, the prefix cache, the admission queue and
+growers, and what changes it (taking, growing, giving back, eviction).
 
 State of one pool (§Semantics, Configuration):
 
@@ -21,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ..ir import model as M
-from .stages import MODE_PREFILL
+from ...ir import model as M
+from ..stages import MODE_PREFILL
 
 
 _WHOLE = 2.0 ** 52     # whole numbers below it add and subtract exactly
@@ -137,7 +138,7 @@ class Grower:
 
 class Pool:
     """A pool whose cache entries are per session (the default); a
-    content-addressed one (`cache shared;`) is serq.sim.prefix.SharedPool,
+    content-addressed one (`cache shared;`) is serq.sim.pools.prefix.SharedPool,
     which keeps the calls below."""
 
     shared = False
@@ -185,6 +186,20 @@ class Pool:
         self.rejected = 0
         self.over_cap = 0
         self.over_notes: list = []
+
+    def compile_rules(self, comp) -> None:
+        """The pool's rules as functions: its eviction keys (``evict by``),
+        preemption keys, queue keys and spill (``spill to … via … work …
+        when …``)."""
+        self.f_evict = [comp.expr(k) for k in self.evict_keys] if self.evict_keys else None
+        self.f_victim = [comp.expr(k) for k in self.preempt_keys]
+        self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
+        sp = self.decl.spill
+        if sp is not None:
+            self.spill_to = comp.member(sp.to, "pool")
+            self.spill_via = comp.member(sp.via, "stage")
+            self.spill_work = comp.expr(sp.work)
+            self.spill_when = comp.expr(sp.when)
 
     # -- time averages -------------------------------------------------------
     def tick(self, now: float) -> None:
@@ -244,7 +259,7 @@ class Pool:
             return self.used + self.outstanding(exclude=pa) + need <= self.cap
         return self.used + need <= self.cap
 
-    # -- a hold's allocation (what machine.py calls) ----------------------------
+    # -- a hold's allocation (what the pool commands call) ----------------------
     def fits_hold(self, need: float, sess, units: float, reuse, caching: bool) -> bool:
         return self.fits_admission(need)
 
