@@ -12,14 +12,13 @@ from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from . import divergence
 from .outcome import diff_rows
-from .scenario import read_json
+from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, with_shared_kv
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_pd.sq")
 KEYS = {"P", "D", "xfer_steps", "proxy_delay", "requests"}
 ENGINE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching"}
 REQUEST_KEYS = {"prompt", "out", "arrive", "xfer", "prefix"}
-MAX_PREFIXES = 20          # the harness's (tools/oracle/vllm_pd_oracle.py)
-SHARED_STRIDE = 10_000
+SHARED_STRIDE = 10_000     # the harness's: a shared prompt has fewer tokens
 FIELDS = ("p_first", "p_freed", "xfer_start", "d_first", "d_last", "p_preemptions", "d_preemptions",
           "p_cached", "d_cached")
 HELP = ('a P/D scenario is {"P": ENGINE, "D": ENGINE, "xfer_steps", "proxy_delay", "requests": '
@@ -74,10 +73,7 @@ def check(s, where: str = "scenario") -> None:
         if "xfer" in r and not _whole(r["xfer"], 1):
             bad(f"request {i}: 'xfer' must be a whole number ≥ 1")
         pre = r.get("prefix")
-        if pre is not None and not (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and
-                                    _whole(pre["id"], 0) and pre["id"] < MAX_PREFIXES and
-                                    _whole(pre["tokens"], 1) and pre["tokens"] <= r["prompt"] and
-                                    pre["tokens"] < SHARED_STRIDE):
+        if pre is not None and not shared_prompt_ok(pre, min(r["prompt"], SHARED_STRIDE - 1)):
             bad(f"request {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the id below "
                 f"{MAX_PREFIXES}, the tokens at most its prompt")
     for side in ("P", "D"):
@@ -130,12 +126,8 @@ def with_sessions(p: M.Program, s: dict) -> M.Program:
                      for r in s["requests"])
     sessions = tuple(dataclasses.replace(x, content=((float(r["prefix"]["id"]), float(r["prefix"]["tokens"])),))
                      if "prefix" in r else x for x, r in zip(sessions, s["requests"]))
-    pools = p.pools
-    if any("prefix" in r for r in s["requests"]):
-        # content shared across requests: both instances' KV pools are
-        # content-addressed (`cache shared;`, IR `shared`), as in replay.py
-        pools = tuple(dataclasses.replace(x, shared=True) if x.name.split(".")[-1] == "kv" else x
-                      for x in pools)
+    # content shared across requests: both instances' KV pools content-addressed
+    pools = with_shared_kv(p.pools) if any("prefix" in r for r in s["requests"]) else p.pools
     return dataclasses.replace(p, arrival=M.ASessions(sessions), pools=pools)
 
 

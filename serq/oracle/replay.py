@@ -15,7 +15,7 @@ import dataclasses
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from ..ir.trace import TraceTurn, turn_attrs
-from .scenario import read_json
+from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, with_shared_kv
 
 PROGRAM = "examples/replay/vllm_replay.sq"
 
@@ -51,12 +51,9 @@ def check(t: dict, where: str) -> None:
         if not isinstance(turns, list) or not turns:
             bad(f"session {i}: 'turns' must be a non-empty list")
         pre = s.get("prefix")
-        if pre is not None and not (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and
-                                    all(isinstance(pre[k], int) and not isinstance(pre[k], bool)
-                                        for k in pre) and pre["id"] >= 0 and
-                                    1 <= pre["tokens"] <= (turns[0].get("new") or 0)):
-            bad(f"session {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the tokens at most "
-                "turn 0's new")
+        if pre is not None and not shared_prompt_ok(pre, turns[0].get("new") or 0):
+            bad(f"session {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the id below "
+                f"{MAX_PREFIXES}, the tokens at most turn 0's new")
         for k, turn in enumerate(turns):
             for key in ("new", "out"):
                 lo = 0 if (key == "new" and k > 0) else 1
@@ -89,8 +86,6 @@ def with_sessions(p: M.Program, t: dict) -> M.Program:
                                              float(x.get("forced", 0))), k + 1 < len(turns))
                         for k, x in enumerate(turns)),
             content=() if pre is None else ((float(pre["id"]), float(pre["tokens"])),)))
-    pools = p.pools
-    if any("prefix" in s for s in t["sessions"]):
-        pools = tuple(dataclasses.replace(x, shared=True) if x.name == "kv" else x for x in pools)
+    pools = with_shared_kv(p.pools) if any("prefix" in s for s in t["sessions"]) else p.pools
     return dataclasses.replace(p, arrival=M.ASessions(tuple(specs)), trace=None, trace_ordered=False,
                                pools=pools)

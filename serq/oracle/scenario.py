@@ -19,6 +19,27 @@ KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive", "
 REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
 
 
+# A shared prompt, `"prefix": {"id", "tokens"}` (a replay trace's session, a
+# P/D scenario's request): at most MAX_PREFIXES ids, as the harnesses allow
+# (tools/oracle/oracle_core.py, prefix_field).
+MAX_PREFIXES = 20
+
+
+def shared_prompt_ok(pre, most) -> bool:
+    """A well-formed shared prompt of at most ``most`` tokens."""
+    def whole(v, lo):
+        return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+    return (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and whole(pre["id"], 0)
+            and pre["id"] < MAX_PREFIXES and whole(pre["tokens"], 1) and pre["tokens"] <= most)
+
+
+def with_shared_kv(pools: tuple) -> tuple:
+    """The pools with every KV pool (`kv`, or a queue's `X.kv`) content-addressed
+    (`cache shared;`, IR `shared`): per-session cache entries cannot share a
+    prompt across sessions."""
+    return tuple(dataclasses.replace(x, shared=True) if x.name.split(".")[-1] == "kv" else x for x in pools)
+
+
 def read_json(path: str, what: str):
     """A scenario's or a trace's JSON, or a located error."""
     try:

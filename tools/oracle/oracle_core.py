@@ -165,6 +165,29 @@ def request_list(obj: dict, where: str, allowed: set, fields, nonempty: bool = F
     return parsed
 
 
+# A shared prompt (a request's or a session's "prefix": {"id", "tokens"}): the
+# same token ids for everything that names the id; each harness maps them.
+PREFIX_KEYS = {"id", "tokens"}
+MAX_PREFIXES = 20
+
+
+def prefix_field(obj: dict, where: str, most, most_is: str):
+    """``obj["prefix"]`` as (id, tokens), or None when absent: id below
+    MAX_PREFIXES, tokens ≥ 1 and at most ``most`` (when it is a whole
+    number; ``most_is`` says what it is)."""
+    if "prefix" not in obj:
+        return None
+    w = f"{where}.prefix"
+    _check_keys(obj["prefix"], PREFIX_KEYS, w)
+    g = _int_field(obj["prefix"], "id", w, minimum=0)
+    t = _int_field(obj["prefix"], "tokens", w, minimum=1)
+    if g >= MAX_PREFIXES:
+        raise ScenarioError(f"{w}: at most {MAX_PREFIXES} shared prompts (id < {MAX_PREFIXES})")
+    if isinstance(most, int) and t > most:
+        raise ScenarioError(f"{w}: {t} tokens, more than {most_is} ({most})")
+    return g, t
+
+
 def model_len_for(p: dict, longest: int) -> int:
     """max_model_len given to vLLM: the longest request (prompt + out), or the
     chunk cap if that is larger (vLLM refuses long_prefill_token_threshold >

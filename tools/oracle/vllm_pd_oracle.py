@@ -49,7 +49,6 @@ from oracle_core import ScenarioError  # noqa: E402
 
 SCENARIO_KEYS = {"P", "D", "xfer_steps", "proxy_delay", "requests"}
 REQUEST_KEYS = {"prompt", "out", "arrive", "xfer", "prefix"}
-PREFIX_KEYS = {"id", "tokens"}
 ENGINE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "prefix_caching"}
 
 PROMPT_TOKEN_BASE = 1000
@@ -58,7 +57,6 @@ PROMPT_TOKEN_BASE = 1000
 # ids for every request that names it, so both prefix caches can share them.
 SHARED_TOKEN_BASE = 400_000
 SHARED_STRIDE = 10_000
-MAX_PREFIXES = 20
 OUTPUT_TOKEN_BASE = 600_000
 TOKEN_LIMIT = 1_048_576  # vocab_size of tiny_model/config.json
 
@@ -84,17 +82,9 @@ def parse_scenario(obj) -> dict:
                                (("prompt", 1, None), ("out", 1, None), ("arrive", 0, None),
                                 ("xfer", 1, sc["xfer_steps"])), nonempty=True)
     for i, r in enumerate(obj["requests"]):
-        r_where = f"{where}: requests[{i}]"
-        parsed[i]["prefix"] = None
-        if "prefix" in r:
-            core._check_keys(r["prefix"], PREFIX_KEYS, f"{r_where}.prefix")
-            g = core._int_field(r["prefix"], "id", f"{r_where}.prefix", minimum=0)
-            t = core._int_field(r["prefix"], "tokens", f"{r_where}.prefix", minimum=1)
-            if g >= MAX_PREFIXES:
-                raise ScenarioError(f"{r_where}.prefix: at most {MAX_PREFIXES} shared prompts (id < {MAX_PREFIXES})")
-            if t > parsed[i]["prompt"] or t >= SHARED_STRIDE:
-                raise ScenarioError(f"{r_where}.prefix: {t} tokens, more than its prompt ({parsed[i]['prompt']})")
-            parsed[i]["prefix"] = (g, t)
+        parsed[i]["prefix"] = core.prefix_field(r, f"{where}: requests[{i}]", parsed[i]["prompt"], "its prompt")
+        if parsed[i]["prefix"] and parsed[i]["prefix"][1] >= SHARED_STRIDE:
+            raise ScenarioError(f"{where}: requests[{i}].prefix: at most {SHARED_STRIDE - 1} shared tokens")
     total = sum(r["prompt"] for r in parsed)
     if PROMPT_TOKEN_BASE + total >= SHARED_TOKEN_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({total})")

@@ -54,7 +54,6 @@ from oracle_core import ScenarioError  # noqa: E402
 TRACE_KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk",
               "prefix_caching", "sessions"}
 SESSION_KEYS = {"arrive", "turns", "prefix"}
-PREFIX_KEYS = {"id", "tokens"}
 TURN_KEYS = {"new", "out", "think"}
 
 # Token ids: session s, conversation position n.  Fresh user tokens and
@@ -65,7 +64,6 @@ MAX_SESSIONS = 20
 NEW_TOKEN_BASE = 1000
 GEN_TOKEN_BASE = 600_000
 SHARED_TOKEN_BASE = 2_000_000   # shared prompt g, position n: 2 000 000 + 20 000 g + n
-MAX_PREFIXES = 20
 
 
 def parse_trace(obj) -> dict:
@@ -86,16 +84,8 @@ def parse_trace(obj) -> dict:
         turns = sess.get("turns")
         if not isinstance(turns, list) or not turns:
             raise ScenarioError(f"{w}: field 'turns' must be a non-empty list")
-        prefix = None
-        if "prefix" in sess:
-            core._check_keys(sess["prefix"], PREFIX_KEYS, f"{w}.prefix")
-            prefix = (core._int_field(sess["prefix"], "id", f"{w}.prefix", minimum=0),
-                      core._int_field(sess["prefix"], "tokens", f"{w}.prefix", minimum=1))
-            if prefix[0] >= MAX_PREFIXES:
-                raise ScenarioError(f"{w}.prefix: at most {MAX_PREFIXES} shared prompts (id < {MAX_PREFIXES})")
-            first_new = turns[0].get("new") if isinstance(turns[0], dict) else None
-            if isinstance(first_new, int) and prefix[1] > first_new:
-                raise ScenarioError(f"{w}.prefix: {prefix[1]} tokens, more than turn 0's new ({first_new})")
+        first_new = turns[0].get("new") if isinstance(turns[0], dict) else None
+        prefix = core.prefix_field(sess, w, first_new, "turn 0's new")
         pt = []
         prompt_len = 0
         for t, turn in enumerate(turns):
