@@ -54,6 +54,10 @@ class Ref:
 @dataclass(frozen=True)
 class ENum:
     value: float
+    # the program's input (`args.number("NAME", …)`) whose value this number
+    # is, when it is one: what a consumer that fits constants (serq.calib)
+    # names; no consumer's result depends on it, and it takes no part in equality
+    input: Optional[str] = field(default=None, metadata=OMIT_DEFAULT, compare=False)
 
 
 @dataclass(frozen=True)

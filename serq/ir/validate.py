@@ -264,6 +264,8 @@ class Checker:
             if t is M.ENum:
                 if isinstance(x.value, float) and math.isnan(x.value):
                     self.problem("E401", "a constant is NaN", x)
+                if x.input is not None and not x.input.isidentifier():
+                    self.problem("E910", f"a number's input name {x.input!r} is not a name", x)
             elif t is M.EAttr:
                 if not (0 <= x.slot < len(p.attrs)):
                     self.problem("E910", f"attribute slot {x.slot} out of range", x)

@@ -4,10 +4,10 @@
   make lean) fails when the file is not what that command writes now.
   Generator: leangen 0.2.0, reading IR version 1.
   The IR files read that have claims (SHA-256):
-    a2d63ae912153dfc9625506aab469e9c8274a0d21c246ae272cbc11612665542  tests/golden/ir/papers__bari_rad.ir.json
-    cf4c9f43172d746135288367f9dc95daf0eb03bdc1197d42bdafe0ef2835de20  tests/golden/ir/papers__dai_fastertransformer.ir.json
-    e14a0eec6cafd7d063099a3e538589a0ec8f72d962d54c6c7173c51b320ab2ff  tests/golden/ir/papers__dai_sarathi.ir.json
-    68f9c06d7524e72c70d1df1d43a005fa6079d6b4d855520387d377776774811e  tests/golden/ir/papers__kong_svf.ir.json
+    9cac0f82b605b259e679670d4c9aa03f436feb5dc049fd5fbee639b81bbda8a2  tests/golden/ir/papers__bari_rad.ir.json
+    01eda26f132691a498eabe7d89a57603012fd4d4391736b7e012d8df4d7a550c  tests/golden/ir/papers__dai_fastertransformer.ir.json
+    f6119a34cedd31e0f73f902fd62ff2a21e6d6da966a061370569dbd19eb9f8ca  tests/golden/ir/papers__dai_sarathi.ir.json
+    1144d36c54a021070e90d8f86aedef03da4920d42eda6fdc9d08b78b512858ca  tests/golden/ir/papers__kong_svf.ir.json
   Never compiled where it was generated: see lean/README.md.
 -/
 import Serq.Spec.Claims
