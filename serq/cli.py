@@ -523,6 +523,72 @@ def oracle_replay_ir(trace):
 
 
 @main.command()
+@click.argument("profile_dir", type=click.Path(file_okay=False))
+@click.option("--program", type=click.Path(dir_okay=False),
+              help="the program whose cost to fit (default examples/replay/vllm_measured.sq)")
+@click.option("--out", type=click.Path(dir_okay=False), required=True,
+              help="the instance file to write: the program's run settings and the fitted constants")
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="link the program with this instance file (default: its own)")
+@_set
+@click.option("--hold", multiple=True, metavar="NAME", help="keep this constant at its value (repeatable)")
+@click.option("--fit", "free_too", multiple=True, metavar="NAME",
+              help="fit a constant a profile does not measure (gap, ar_lat, ar_tok) all the same")
+@click.option("--layers", type=click.IntRange(min=1), help="the model's layer count (default: the model table's)")
+@click.option("--stage", multiple=True, metavar="NAME", help="fit this engine's cost only (repeatable)")
+@click.option("--budget", type=click.IntRange(min=1),
+              help="fit batches of at most N tokens (default: the profile's max_num_batched_tokens)")
+@click.option("--max-seqs", type=click.IntRange(min=1),
+              help="fit batches of at most N decodes (default: the profile's max_num_seqs)")
+@click.option("--max-kv", type=float, callback=_positive,
+              help="fit batches whose KV lengths are at most N tokens (default: the profile's largest)")
+@click.option("--link-bw", type=float, callback=_positive,
+              help="the interconnect's bandwidth, GB/s (a TP > 1 profile; sets ar_lat and ar_tok)")
+@click.option("--link-latency", type=float, callback=_nonneg, help="the interconnect's latency, µs")
+@click.option("--json", "as_json", is_flag=True, help="print the calibration as JSON")
+def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers, stage, budget, max_seqs, max_kv,
+              link_bw, link_latency, as_json):
+    """Fit a program's iteration cost to a kernel profile (a bundle's
+    `…/<variant>/tp<N>/` folder) and write an instance file with the
+    constants."""
+    from .calib import command as C, report as R
+    from .files import write_file
+    res = C.calibrate(profile_dir, program, _sets(sets), hold=hold, free_too=free_too, layers=layers,
+                      stages=stage, budget=budget, max_seqs=max_seqs, max_kv=max_kv, link_bw=link_bw,
+                      link_latency=link_latency, instance=instance)
+    write_file(out, res.instance_text, "the instance file ")
+    click.echo(R.dumps(R.calibrate_data(res, out)) if as_json else R.calibrate_text(res, out), nl=False)
+
+
+@main.command()
+@click.argument("bundle_dir", type=click.Path(file_okay=False))
+@click.option("--program", type=click.Path(dir_okay=False),
+              help="the program to replay the run through (default examples/replay/vllm_measured.sq)")
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="an instance file with the program's constants (e.g. one `serq calibrate` wrote)")
+@_set
+@click.option("--arrivals", "arrivals_from", type=click.Choice(["workload", "queued"]), default="workload",
+              show_default=True, help="arrive at the workload's times, or when the run queued each request")
+@click.option("--workload", type=click.Path(dir_okay=False),
+              help="the workload the run replayed (default: meta.json's dataset_path in the bundle's repository)")
+@click.option("--figure", type=click.Path(dir_okay=False),
+              help="write predicted against measured per request, and the CDFs (.png or .svg)")
+@click.option("--summary-only", is_flag=True, help="leave out the per-request table")
+@click.option("--json", "as_json", is_flag=True, help="print everything as JSON (seconds)")
+def measured(bundle_dir, program, instance, sets, arrivals_from, workload, figure, summary_only, as_json):
+    """Replay a measured vLLM run (a bundle's `bench/examples/<GPU>/<model>/`
+    folder) through a program at the run's engine settings; print each
+    request's predicted and measured TTFT, TPOT and latency and the summary
+    beside LLMServingSim's."""
+    from .calib import command as C, report as R
+    res = C.measured(bundle_dir, program, instance, _sets(sets), arrivals=arrivals_from, workload=workload)
+    if figure:
+        from .calib.figure import figure as draw
+        draw(res, figure)
+    click.echo(R.dumps(R.measured_data(res)) if as_json else R.measured_text(res, not summary_only), nl=False)
+
+
+@main.command()
 @_file
 @click.option("--engine", type=click.Choice(["vllm"]), required=True,
               help="the engine whose arguments to print")

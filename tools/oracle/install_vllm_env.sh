@@ -82,8 +82,8 @@ else
   "${PIP[@]}" "${COMMON[@]}" "requests>=2.26.0" \
     "transformers<5,>=4.56.0" "tokenizers>=0.21.1" "pydantic>=2.12.0" "pyzmq>=25.0.0" \
     "filelock>=3.16.1" pillow "aiohttp>=3.13.3" "openai>=2.0.0" "fastapi>=0.115.0" \
-    "openai-harmony>=0.0.3"
-  "${PIP[@]}" --no-deps "xgrammar<1.0.0,>=0.1.32" "llguidance<1.4.0,>=1.3.0"
+    "openai-harmony>=0.0.3" "gguf>=0.17.0" "diskcache==5.6.3"
+  "${PIP[@]}" --no-deps "xgrammar==0.1.32" "llguidance<1.4.0,>=1.3.0"
 fi
 
 if check; then
