@@ -649,6 +649,56 @@ def oracle_mooncake(spec, use_vllm, use_diff):
     sys.exit(0 if text == "agree" and not fields else 1)
 
 
+@oracle.command(name="measured")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
+@click.option("--diff", "use_diff", is_flag=True,
+              help="both, and the first step where they part (or `agree`), with both times")
+@click.option("--vllm-version", type=click.Choice(sorted(("0.33.0", "0.19.0"))), default="0.33.0",
+              show_default=True, help="the vLLM whose scheduler to run (0.19.0: make vllm-env-0.19)")
+def oracle_measured(spec, use_vllm, use_diff, vllm_version):
+    """Replay a measured run's workload (SPEC.json: its exact prompts and
+    output lengths) with examples/replay/vllm_measured.sq on the step clock;
+    print what tools/oracle/vllm_measured_oracle.py prints."""
+    import time
+    from .api.oracle import harness_program
+    from .oracle import divergence as D, measured as MS
+    from .oracle.vllm import MEASURED, run_once
+    from .sim import simulate
+    if use_vllm and not use_diff:
+        out, _ = run_once(spec, script=MEASURED, version=vllm_version)
+        click.echo(_oracle_json(out))
+        return
+    t0 = time.perf_counter()
+    s = MS.load(spec)
+    s["free_fifo"] = vllm_version == "0.19.0"
+    if s.get("async"):
+        raise click.UsageError("serQ's program is the synchronous scheduler's twin: an \"async\" spec runs "
+                               "under --vllm only")
+    rep = simulate(harness_program(MS, s), step_log=use_diff, client_log=True)
+    ours = MS.outcome(rep, s)
+    t_ours = time.perf_counter() - t0
+    if not use_diff:
+        click.echo(_oracle_json(ours))
+        return
+    theirs, t_vllm = run_once(spec, steps=True, script=MEASURED, version=vllm_version)
+    first = s["first"]
+    mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
+                "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
+            for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
+    text = D.report(mine, D.theirs_by_step(theirs["log"]))
+    fields = MS.diff(ours, theirs)
+    if text == "agree" and fields:
+        text = "the steps agree but the outcomes differ"
+    click.echo(text)
+    for f in fields[:20]:
+        click.echo(f"  {f}")
+    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions (vLLM {theirs['vllm']})")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
+               f"(process, vLLM import included)")
+    sys.exit(0 if text == "agree" and not fields else 1)
+
+
 # sweeps and plots: their commands live with them
 from .sweeps.command import sweep as _sweep  # noqa: E402
 from .plot.command import plot as _plot  # noqa: E402

@@ -43,6 +43,7 @@ class Engine:
     prefix: bool
     tp: int
     notes: list = field(default_factory=list)
+    free_fifo: bool = False   # vLLM 0.19.0's free queue (`cache shared fifo;`)
 
 
 def engine(run: Run, model: Optional[Model]) -> Engine:
@@ -76,10 +77,14 @@ def engine(run: Run, model: Optional[Model]) -> Engine:
         notes.append("prefill chunk cap: not stated; vLLM's default with one partial prefill, none")
     inputs = {"bs": str(bs), "B": str(e["max_num_batched_tokens"]), "blocks": str(blocks),
               "max_seqs": str(e["max_num_seqs"]), "chunk": chunk_text, "prefix": "1" if prefix else "0"}
+    fifo = bool(prefix) and run.vllm_version.startswith("0.19.")
+    if fifo:
+        notes.append("vLLM 0.19's block pool: every freed block joins the free queue's tail (`cache shared "
+                     "fifo;`; 0.33 reuses the ones without a cached prefix first)")
     if run.scheduler.get("async_scheduling"):
         notes.append("the run scheduled asynchronously (async_scheduling); the program's clock does not "
                      "model it (docs/calibration.md)")
-    return Engine(inputs, bs, blocks, bool(prefix), tp, notes)
+    return Engine(inputs, bs, blocks, bool(prefix), tp, notes, fifo)
 
 
 def _derived_blocks(run: Run, model: Optional[Model], tp: int, bs: int, notes: list) -> int:
@@ -113,15 +118,19 @@ def _derived_blocks(run: Run, model: Optional[Model], tp: int, bs: int, notes: l
 
 
 def contents(run: Run, bs: int) -> list:
-    """Each request's prompt as content segments: one per block of ``bs``
-    tokens, a full block's id naming its whole prefix, the last partial
-    block the request's own id."""
+    """Each request's prompt as content segments (``token_contents``)."""
+    return token_contents([w.tokens for w in run.workload], bs)
+
+
+def token_contents(prompts: list, bs: int) -> list:
+    """Each prompt (a list of token ids) as content segments: one per block
+    of ``bs`` tokens, a full block's id naming its whole prefix, the last
+    partial block the prompt's own id."""
     ids: dict = {}
     out = []
-    for w in run.workload:
+    for toks in prompts:
         segs = []
         parent = -1
-        toks = w.tokens
         full = len(toks) // bs
         for j in range(full):
             key = (parent, tuple(toks[j * bs:(j + 1) * bs]))
@@ -158,7 +167,8 @@ def with_requests(p: M.Program, run: Run, eng: Engine, how: str = "workload") ->
         raise SerqError(Diagnostic(E_REPLAY, "the program has no KV pool named `kv`",
                                    help="the replayed program's KV pool is `pool kv on gpu { … }`"))
     if eng.prefix:
-        pools = tuple(dataclasses.replace(x, shared=True) if i in kv else x for i, x in enumerate(pools))
+        pools = tuple(dataclasses.replace(x, shared=True, free_fifo=eng.free_fifo) if i in kv else x
+                      for i, x in enumerate(pools))
     last = max(arrivals(run, how))
     return dataclasses.replace(p, arrival=M.ASessions(tuple(specs)), trace=None, trace_ordered=False, pools=pools,
                                horizon=float(max(p.horizon, 10.0 * (last + 3600.0))), warmup=0.0)

@@ -49,6 +49,7 @@ class WorkItem:
     output_toks: int
     arrival: float            # seconds from the first request
     tokens: list              # the prompt's token ids
+    arrival_ns: float = 0.0   # the workload's own arrival_time_ns
 
 
 @dataclass
@@ -182,6 +183,11 @@ def _requests(path: str) -> list:
     return [out[i] for i in sorted(out)]
 
 
+def read_workload(path: str) -> list:
+    """A workload file (LLMServingSim's JSONL), checked."""
+    return _workload(path)
+
+
 def _workload(path: str) -> list:
     rows = R.json_lines(path, "workload")
     out = []
@@ -196,7 +202,7 @@ def _workload(path: str) -> list:
         t0 = t if t0 is None else t0
         if out and t / 1e9 < out[-1].arrival + t0 / 1e9:
             raise R.bad(path, n, "a request arrives before the one on the line above")
-        out.append(WorkItem(inp, o, (t - t0) / 1e9, ids))
+        out.append(WorkItem(inp, o, (t - t0) / 1e9, ids, t))
     return out
 
 

@@ -93,10 +93,14 @@ def jacobian(residual: Callable, x: np.ndarray, scale: np.ndarray, r0: Optional[
 
 
 def standard_errors(J: np.ndarray, r: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """The constants' standard errors, s²(JᵀJ)⁻¹ with s² the residuals'
-    variance, over the constants ``free`` (not at their bound); NaN where
-    the Jacobian does not determine one.  (The columns are scaled to unit
-    norm first: the constants' sizes differ by ten orders of magnitude.)"""
+    """The constants' standard errors over the constants ``free`` (not at
+    their bound): the sandwich (heteroscedasticity-consistent, White's HC1)
+    covariance (JᵀJ)⁻¹ Jᵀ diag(r²) J (JᵀJ)⁻¹ · n/(n − k) of the weighted
+    residuals ``r``, which does not assume every residual has one variance
+    (the weights give the regimes one weight each; the form's misfit is not
+    noise of one size).  NaN where the Jacobian does not determine one.
+    (The columns are scaled to unit norm first: the constants' sizes differ
+    by ten orders of magnitude.)"""
     out = np.full(J.shape[1], np.nan)
     idx = np.flatnonzero(free)
     if len(idx) == 0:
@@ -106,12 +110,13 @@ def standard_errors(J: np.ndarray, r: np.ndarray, free: np.ndarray) -> np.ndarra
     if (norms == 0).any():
         return out
     Js = Jf / norms
-    dof = max(1, len(r) - len(idx))
-    s2 = float(r @ r) / dof
+    n, k = Js.shape
     try:
-        cov = np.linalg.inv(Js.T @ Js) * s2
+        bread = np.linalg.inv(Js.T @ Js)
     except np.linalg.LinAlgError:
         return out
+    meat = (Js * (r ** 2)[:, None]).T @ Js
+    cov = bread @ meat @ bread * (n / max(1, n - k))
     out[idx] = np.sqrt(np.maximum(np.diag(cov), 0.0)) / norms
     return out
 
@@ -128,4 +133,4 @@ def entangled(J: np.ndarray, names: list, rel_tol: float = 1e-9) -> Optional[lis
     if s[-1] > rel_tol ** 0.5 * s[0]:
         return None
     v = np.abs(vt[-1])
-    return [names[i] for i in np.argsort(-v) if v[i] > 0.2]
+    return [names[i] for i in range(len(names)) if v[i] > 0.2]     # in the cost's order

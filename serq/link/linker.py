@@ -83,6 +83,7 @@ class PoolMeta:
     loc: Optional[M.Loc] = None
     decl: Optional[A.PoolDecl] = None
     shared: bool = False
+    free_fifo: bool = False
 
 
 @dataclass
@@ -758,6 +759,8 @@ class Linker(ExprMixin):
                     pm.reserve_held = True
                 elif o.kind == "cache_shared":
                     pm.shared = True
+                elif o.kind == "cache_shared_fifo":
+                    pm.shared = pm.free_fifo = True
                 elif o.kind == "spill":
                     to = self.ref_of(o.refs[0], Env(clause="spill"), "pool")
                     via = self.ref_of(o.refs[1], Env(clause="spill"), "stage")
@@ -1772,7 +1775,8 @@ class Linker(ExprMixin):
 
     def build(self) -> M.Program:
         pools = tuple(M.Pool(pm.name, pm.index, pm.cap, pm.block, pm.evict, pm.preempt, pm.queue,
-                             pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared)
+                             pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared,
+                             free_fifo=pm.free_fifo)
                       for pm in self.pools_meta)
         stages = []
         for sm in self.stages_meta:

@@ -50,6 +50,9 @@ sys.stdout = sys.stderr
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY_MODEL_DIR = os.path.join(HERE, "tiny_model")
 VLLM_VERSION_PINNED = "0.33.0"
+# the versions a harness accepts: the pin, and what a harness adds
+# (vllm_measured_oracle.py: 0.19.0, the version of LLMServingSim's measured runs)
+ACCEPTED = {VLLM_VERSION_PINNED}
 
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
@@ -75,6 +78,7 @@ def _import_vllm():
     from vllm.sampling_params import SamplingParams
     from vllm.utils.hashing import get_hash_fn_by_name
     from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+    from vllm.v1.core.sched.async_scheduler import AsyncScheduler
     from vllm.v1.core.sched.scheduler import Scheduler
     from vllm.v1.kv_cache_interface import (
         FullAttentionSpec,
@@ -85,10 +89,10 @@ def _import_vllm():
     from vllm.v1.request import Request
     from vllm.v1.structured_output import StructuredOutputManager
 
-    if vllm.__version__ != VLLM_VERSION_PINNED:
+    if vllm.__version__ not in ACCEPTED:
         raise SystemExit(
             f"vllm {vllm.__version__} is installed; the oracle is pinned to "
-            f"{VLLM_VERSION_PINNED} (run tools/oracle/install_vllm_env.sh)"
+            f"{' or '.join(sorted(ACCEPTED))} (run tools/oracle/install_vllm_env.sh)"
         )
     _vllm = types.SimpleNamespace(**{k: v for k, v in locals().items() if k != "types"})
     return _vllm
@@ -261,10 +265,11 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         max_num_batched_tokens=p["budget"],
         max_model_len=max_model_len,
         long_prefill_token_threshold=p["chunk"],
-        long_prefill_token_threshold_adaptive=p.get("adaptive", False),
         enable_chunked_prefill=True,
-        async_scheduling=False,
+        async_scheduling=bool(p.get("async", False)),
         is_encoder_decoder=False,
+        # (an option vLLM 0.19.0 does not have: given only when asked for)
+        **({"long_prefill_token_threshold_adaptive": True} if p.get("adaptive") else {}),
     )
     cache_config = v.CacheConfig(
         block_size=bs,
@@ -296,7 +301,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         ],
     )
     cache_config.num_gpu_blocks = n_gpu_blocks
-    sched = v.Scheduler(
+    sched = (v.AsyncScheduler if p.get("async") else v.Scheduler)(
         vllm_config=vllm_config,
         kv_cache_config=kv_cache_config,
         structured_output_manager=v.StructuredOutputManager(vllm_config),
@@ -324,7 +329,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         # prefix caching is on, with the configured hash algorithm.
         hash_fn = v.get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
         v.init_none_hash(hash_fn)
-        block_hasher = v.get_request_block_hasher(sched.hash_block_size, hash_fn)
+        block_hasher = v.get_request_block_hasher(getattr(sched, "hash_block_size", bs), hash_fn)
     return sched, block_hasher
 
 
