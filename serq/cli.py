@@ -545,9 +545,11 @@ def oracle_replay_ir(trace):
 @click.option("--link-bw", type=float, callback=_positive,
               help="the interconnect's bandwidth, GB/s (a TP > 1 profile; sets ar_lat and ar_tok)")
 @click.option("--link-latency", type=float, callback=_nonneg, help="the interconnect's latency, µs")
+@click.option("--comment", multiple=True, metavar="TEXT",
+              help="a line for the instance file's header, e.g. where a held constant's value comes from")
 @click.option("--json", "as_json", is_flag=True, help="print the calibration as JSON")
 def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers, stage, budget, max_seqs, max_kv,
-              link_bw, link_latency, as_json):
+              link_bw, link_latency, comment, as_json):
     """Fit a program's iteration cost to a kernel profile (a bundle's
     `…/<variant>/tp<N>/` folder) and write an instance file with the
     constants."""
@@ -555,7 +557,7 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
     from .files import write_file
     res = C.calibrate(profile_dir, program, _sets(sets), hold=hold, free_too=free_too, layers=layers,
                       stages=stage, budget=budget, max_seqs=max_seqs, max_kv=max_kv, link_bw=link_bw,
-                      link_latency=link_latency, instance=instance)
+                      link_latency=link_latency, instance=instance, comments=comment)
     write_file(out, res.instance_text, "the instance file ")
     click.echo(R.dumps(R.calibrate_data(res, out)) if as_json else R.calibrate_text(res, out), nl=False)
 

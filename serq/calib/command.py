@@ -63,7 +63,7 @@ class CalibrateResult:
 
 def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), free_too=(), layers=None,
               stages=(), budget=None, max_seqs=None, max_kv=None, link_bw=None, link_latency=None,
-              instance: Optional[str] = None) -> CalibrateResult:
+              instance: Optional[str] = None, comments=()) -> CalibrateResult:
     prof = PF.read(profile_dir)
     program = program or default_program()
     model = models.model(prof.model)
@@ -104,7 +104,11 @@ def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), 
     if prof.tp > 1 and set(COMM) & named and not comm:
         notes.append(f"the profile is tp{prof.tp}: the interconnect's constants ({', '.join(COMM)}) are the "
                      "program's; give --link-bw GB/s and --link-latency µs to set them")
-    text = instance_text(prof, program, cal, resolved, budget, max_seqs, max_kv)
+    if link_bw is not None:
+        notes.append(f"the interconnect: ring all-reduces over links of {link_bw:g} GB/s and {link_latency:g} µs: "
+                     f"ar_lat {comm['ar_lat'] * 1e6:.1f} µs, ar_tok {comm['ar_tok'] * 1e9:.2f} ns a token, a layer")
+    text = instance_text(prof, program, cal, resolved, budget, max_seqs, max_kv,
+                         list(comments) + [n for n in notes if n.startswith("the interconnect")])
     return CalibrateResult(prof, model, program, cal, text, notes)
 
 
@@ -120,20 +124,21 @@ def fmt(v: float) -> str:
     return f"{v:.6g}"
 
 
-def instance_text(prof, program: str, cal: F.Calibration, resolved, budget, max_seqs, max_kv) -> str:
+def instance_text(prof, program: str, cal: F.Calibration, resolved, budget, max_seqs, max_kv, comments=()) -> str:
     """The instance file: the program's run settings (from the instance it
     was linked with), its other values, and the calibrated constants."""
-    rel = os.path.relpath(program) if not os.path.isabs(program) or program.startswith(os.getcwd()) else program
     lines = [f"// {os.path.basename(program)} calibrated by `serq calibrate` to the kernel profile",
-             f"//   {prof.hardware}/{prof.model}/tp{prof.tp} ({prof.gpu}, vLLM {prof.vllm_version})",
-             f"//   over {len(cal.grid)} batches of at most {budget} tokens, {max_seqs} sequences and "
-             f"{fmt(max_kv)} tokens of KV ({rel}).",
+             f"//   {prof.hardware}/{prof.model}/tp{prof.tp} ({prof.gpu}, vLLM {prof.vllm_version}),",
+             f"//   its {len(cal.grid)} batches of at most {budget} tokens, {max_seqs} decodes and "
+             f"{fmt(max_kv)} tokens of KV.",
              "// Relative error of the fitted step time against the profile's (median, P90):"]
     for r in cal.residuals:
         lines.append(f"//   {r.regime:<8} {r.n:>6} batches  {100 * r.median:5.1f} %  {100 * r.p90:5.1f} %")
     held = [c for c in cal.constants if c.held]
     for c in held:
         lines.append(f"// {c.name} is not fitted: {c.held}.")
+    for t in comments:
+        lines.append(f"// {t}")
     items = []
     s = resolved.settings
     for k in ("horizon", "warmup", "seed"):

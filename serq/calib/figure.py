@@ -20,16 +20,18 @@ def figure(res, path: str) -> None:
     peer = rp.values("peer") if rp.peer is not None else None
     fig = Figure(figsize=(13, 8), layout="constrained")
     axes = fig.subplots(2, 3)
+    unit = {"ttft": (1.0, "s"), "tpot": (1e3, "ms"), "latency": (1.0, "s")}
     for j, m in enumerate(MX.METRICS):
+        k, u = unit[m]
         ax = axes[0][j]
-        x = np.asarray(meas[m]) * 1e3
+        x = np.asarray(meas[m]) * k
         if peer is not None:
-            ax.scatter(x, np.asarray(peer[m]) * 1e3, s=8, alpha=0.5, color="tab:gray", label="LLMServingSim")
-        ax.scatter(x, np.asarray(ours[m]) * 1e3, s=8, alpha=0.7, color="tab:blue", label="serQ")
+            ax.scatter(x, np.asarray(peer[m]) * k, s=8, alpha=0.5, color="tab:gray", label="LLMServingSim")
+        ax.scatter(x, np.asarray(ours[m]) * k, s=8, alpha=0.7, color="tab:blue", label="serQ")
         lo, hi = float(x.min()), float(x.max())
         ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
-        ax.set_xlabel(f"measured {MX.TITLES[m]} (ms)")
-        ax.set_ylabel(f"predicted {MX.TITLES[m]} (ms)")
+        ax.set_xlabel(f"measured {MX.TITLES[m]} ({u})")
+        ax.set_ylabel(f"predicted {MX.TITLES[m]} ({u})")
         if m == "ttft":
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -39,10 +41,10 @@ def figure(res, path: str) -> None:
                                   (peer, "LLMServingSim", "tab:gray")):
             if vals is None:
                 continue
-            v = np.sort(np.asarray(vals[m]) * 1e3)
+            v = np.sort(np.asarray(vals[m]) * k)
             ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", label=name, color=color,
                     ls="--" if name == "LLMServingSim" else "-")
-        ax.set_xlabel(f"{MX.TITLES[m]} (ms)")
+        ax.set_xlabel(f"{MX.TITLES[m]} ({u})")
         ax.set_ylabel("fraction of requests")
         if m == "ttft":
             ax.set_xscale("log")

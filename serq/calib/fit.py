@@ -83,7 +83,7 @@ class Calibration:
 def costs_of(p: M.Program, stages: Optional[list] = None) -> list:
     """``(stage label, cost)`` of the program's step stages (those named in
     ``stages``, else all), one per distinct cost."""
-    out, seen = [], set()
+    out, seen = [], {}
     labels = []
     for st in p.stages:
         if type(st.kind) is not M.KStep:
@@ -93,9 +93,11 @@ def costs_of(p: M.Program, stages: Optional[list] = None) -> list:
         if stages and st.name not in stages and label not in stages:
             continue
         key = _text(st.kind.cost)
-        if key in seen:
+        if key in seen:         # the same cost: one fit, named by every engine that has it
+            i = seen[key]
+            out[i] = (out[i][0] + ", " + label, out[i][1])
             continue
-        seen.add(key)
+        seen[key] = len(out)
         out.append((label, st))
     if not labels:
         raise SerqError(Diagnostic(E_FIT, "the program has no engine: no iteration cost to calibrate",

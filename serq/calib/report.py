@@ -46,7 +46,7 @@ def calibrate_text(res: CalibrateResult, out_path: str) -> str:
                          f"  held: {c.held}")
         else:
             sig = "" if c.sigma is None or not math.isfinite(c.sigma) else f"{c.sigma:.2g}"
-            rel = f" ({100 * c.sigma / c.value:.1f} %)" if c.sigma and c.value else ""
+            rel = f" ({100 * c.sigma / c.value:.1f} %)" if c.sigma and c.value and math.isfinite(c.sigma) else ""
             lines.append(f"{c.name:<10}{fmt(c.value):>14}{sig:>14}   {fmt(c.default) if c.default is not None else ''}"
                          f"{rel and '  ' + rel.strip()}")
     lines += ["", "relative error of the step time against the profile's",

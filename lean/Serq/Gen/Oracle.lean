@@ -18,11 +18,11 @@
     e2e3248bcdcd8b50368668b5ed7197716ea8bc67c1c2eb3fc330d9176c2080a5  tools/oracle/scenarios/preempt.out.json
     f31603b039be3acc4a788a8521678e1d61e8d2e8e53824fa09d9a743a4acd3be  tools/oracle/scenarios/seqcap.ir.json
     468090c00fdc901119aeece7ac33aa0ea2a0618a64a01f01a186a292b4f9793f  tools/oracle/scenarios/seqcap.out.json
-    cc0759e0eeb963bc8f3e32cb1b3a23c4e2583f02690e3a51d2f772653af5c537  tools/oracle/traces/cache_evict.ir.json
+    aff8018a75069ce7ab7a8f172c3c9f5566ee7688e30d85db51ad10d1d3714b8b  tools/oracle/traces/cache_evict.ir.json
     54f5509bbd029981eaddb0395c7dcc7749335d414171a5a107e271d73f807ac8  tools/oracle/traces/cache_evict.out.json
-    14de999540a53bc15e2c7ee87f597522efdbeefe457444f63d26db5957b0439b  tools/oracle/traces/cache_trace.ir.json
+    b35b30b6ce1047aeb9d530e0cc59affa9ba76fd4fb3ce235d11194e83cd1b5aa  tools/oracle/traces/cache_trace.ir.json
     e7c20851c2d92f3873ef8b704268abcf9e472f88f37f968fee088aaeb512cc8e  tools/oracle/traces/cache_trace.out.json
-    3dd775b2e9deb50a463f51722fe2cfaa7637aaec3c3f4c20f6e556b301b42a36  tools/oracle/traces/cache_trace2.ir.json
+    2410de06382ee4fef7e33bd4780f7415b89aab70631028951690f650a2b9de98  tools/oracle/traces/cache_trace2.ir.json
     b126a16a56639c29868e8276b231f45f94a810e4dc25d866a00cea8b244eb5cb  tools/oracle/traces/cache_trace2.out.json
   Never compiled where it was generated: see lean/README.md.
 -/
