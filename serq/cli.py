@@ -616,7 +616,7 @@ def oracle_mooncake(spec, use_vllm, use_diff):
     """Replay a Mooncake trace slice (SPEC.json) with examples/replay/mooncake.sq on the
     step clock; print what tools/oracle/vllm_mooncake_oracle.py prints."""
     import time
-    from .oracle import divergence as D, mooncake as MC
+    from .oracle import mooncake as MC
     from .oracle.vllm import MOONCAKE, run_once
     from .sim import simulate
     if use_vllm and not use_diff:
@@ -633,19 +633,28 @@ def oracle_mooncake(spec, use_vllm, use_diff):
         click.echo(_oracle_json(ours))
         return
     theirs, t_vllm = run_once(spec, steps=True, script=MOONCAKE)
+    _replay_diff(rep, s, ours, theirs, MC.diff(ours, theirs),
+                 f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
+                 f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})", t_ours, t_vllm)
+
+
+def _replay_diff(rep, s: dict, ours: dict, theirs: dict, fields: list, summary: str, t_ours: float,
+                 t_vllm: float) -> None:
+    """A replay harness's `--diff`: the first step where serQ's run and
+    vLLM's log part (or `agree`), the outcome fields that differ, a summary
+    and both times; exit 1 unless they agree."""
+    from .oracle import divergence as D
     first = s["first"]
     mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
                 "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
             for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
     text = D.report(mine, D.theirs_by_step(theirs["log"]))
-    fields = MC.diff(ours, theirs)
     if text == "agree" and fields:
         text = "the steps agree but the outcomes differ"
     click.echo(text)
     for f in fields[:20]:
         click.echo(f"  {f}")
-    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
-               f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})")
+    click.echo(summary)
     click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
                f"(process, vLLM import included)")
     sys.exit(0 if text == "agree" and not fields else 1)
@@ -664,7 +673,7 @@ def oracle_measured(spec, use_vllm, use_diff, vllm_version):
     print what tools/oracle/vllm_measured_oracle.py prints."""
     import time
     from .api.oracle import harness_program
-    from .oracle import divergence as D, measured as MS
+    from .oracle import measured as MS
     from .oracle.vllm import MEASURED, run_once
     from .sim import simulate
     if use_vllm and not use_diff:
@@ -684,21 +693,9 @@ def oracle_measured(spec, use_vllm, use_diff, vllm_version):
         click.echo(_oracle_json(ours))
         return
     theirs, t_vllm = run_once(spec, steps=True, script=MEASURED, version=vllm_version)
-    first = s["first"]
-    mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
-                "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
-            for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
-    text = D.report(mine, D.theirs_by_step(theirs["log"]))
-    fields = MS.diff(ours, theirs)
-    if text == "agree" and fields:
-        text = "the steps agree but the outcomes differ"
-    click.echo(text)
-    for f in fields[:20]:
-        click.echo(f"  {f}")
-    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions (vLLM {theirs['vllm']})")
-    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
-               f"(process, vLLM import included)")
-    sys.exit(0 if text == "agree" and not fields else 1)
+    _replay_diff(rep, s, ours, theirs, MS.diff(ours, theirs),
+                 f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions (vLLM {theirs['vllm']})",
+                 t_ours, t_vllm)
 
 
 # sweeps and plots: their commands live with them

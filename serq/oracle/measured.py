@@ -18,7 +18,7 @@ import os
 
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
-from .outcome import diff_rows
+from . import mooncake as MC
 from .scenario import read_json
 
 PROGRAM = os.path.join("examples", "replay", "vllm_measured.sq")
@@ -40,22 +40,9 @@ def check(s: dict, where: str, base: str = ".") -> dict:
 
     def bad(msg):
         raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
-    if not isinstance(s, dict):
-        bad("a spec is a JSON object")
-    if set(s) - KEYS:
-        bad(f"unknown key {sorted(set(s) - KEYS)[0]!r}")
-    eng = s.get("engine")
-    if not isinstance(eng, dict) or set(eng) - set(ENGINE):
-        bad("'engine' is {" + ", ".join(f'"{k}"' for k in ENGINE) + "}")
-    for k in ENGINE[:5]:
-        v = eng.get(k, 0 if k == "chunk" else None)
-        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "chunk" else 1):
-            bad(f"engine {k!r} must be a whole number ≥ {0 if k == 'chunk' else 1}")
+    eng = MC.spec_head(s, KEYS, ENGINE, bad)
     if not isinstance(eng.get("prefix_caching", True), bool):
         bad("engine 'prefix_caching' must be true or false")
-    st = s.get("step_ms")
-    if isinstance(st, bool) or not isinstance(st, (int, float)) or not st > 0:
-        bad("'step_ms' must be a positive number")
     if not isinstance(s.get("workload"), str):
         bad("'workload' must be a path")
     first = s.get("first", 0)
@@ -142,13 +129,8 @@ def outcome(report, s: dict) -> dict:
     return {"requests": rows, "steps": max(last) if last else 0, "preemptions": kv["preemptions"]}
 
 
-def diff(ours: dict, theirs: dict) -> list[str]:
-    """The fields where two outcomes differ, in words (empty: they agree)."""
-    out = diff_rows(ours["requests"], theirs["requests"], lambda r: r["i"], lambda i: f"request {i}")
-    for f in ("steps", "preemptions"):
-        if ours.get(f) != theirs.get(f):
-            out.append(f"{f}: serQ {ours.get(f)} vLLM {theirs.get(f)}")
-    return out
+# the outcomes are the Mooncake harness's: compared the same way
+diff = MC.diff
 
 
 def harness_spec(s: dict, base: str) -> dict:

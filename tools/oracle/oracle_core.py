@@ -615,6 +615,76 @@ def serve_lines(lines, source: str, handle) -> int:
     return 1 if bad else 0
 
 
+def json_slice(path: str, first: int, count: int, what: str):
+    """``(where, object)`` for lines ``first`` … ``first + count − 1`` of a
+    JSON-lines file (counted from 0), each object parsed; ``where`` is
+    ``path:line``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise ScenarioError(f"cannot read the {what} {path}: {e.strerror}") from None
+    if first + count > len(lines):
+        raise ScenarioError(f"the {what} {path} has {len(lines)} lines, the slice needs {first + count}")
+    for i in range(first, first + count):
+        try:
+            yield f"{path}:{i + 1}", json.loads(lines[i])
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{path}:{i + 1}: not valid JSON: {e}") from None
+
+
+def spec_engine(obj, spec_keys: set, engine_keys: set, where: str = "spec"):
+    """A replay spec's keys, its engine (``engine_params``, prefix caching on
+    unless it says) and its positive ``step_ms``: ``(params, step_ms)``."""
+    _check_keys(obj, spec_keys, where)
+    eng = obj.get("engine")
+    _check_keys(eng, engine_keys, f"{where}: engine")
+    p = engine_params(eng, f"{where}: engine", prefix_caching_default=True)
+    step_ms = obj.get("step_ms")
+    if isinstance(step_ms, bool) or not isinstance(step_ms, (int, float)) or not step_ms > 0:
+        raise ScenarioError(f"{where}: 'step_ms' must be a positive number")
+    return p, step_ms
+
+
+def request_rows(drv, arrivals, first: int) -> list:
+    """The output rows of a replay whose request i (from ``first``) was added
+    before call ``arrivals[i][0]``: when it was sent, its first and last
+    tokens, and the prefix-cache hit of its first scheduling."""
+    rows = []
+    for k, (step, _req) in enumerate(arrivals):
+        rid = str(first + k)
+        if rid not in drv.finished:
+            raise RuntimeError(f"request {rid} never finished")
+        rows.append({"i": first + k, "sent": step, "first": drv.first[rid], "last": drv.finished[rid],
+                     "cached": drv.cached_at_admit[rid]})
+    return rows
+
+
+def spec_main(argv, description: str, parse_spec, run_spec) -> int:
+    """A replay harness's command line: SPEC.json, --batch IN.jsonl or
+    --serve, each with --steps; ``parse_spec(obj, base_dir)`` and
+    ``run_spec(spec, keep_log)``."""
+    import argparse
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("spec", nargs="?", help="spec JSON file")
+    ap.add_argument("--batch", metavar="IN.jsonl", help="one spec per line; prints one output per line")
+    ap.add_argument("--serve", action="store_true", help="read specs from stdin one line at a time")
+    ap.add_argument("--steps", action="store_true", help="add the per-step log")
+    args = ap.parse_args(argv)
+    if (args.spec is not None) + (args.batch is not None) + args.serve != 1:
+        ap.error("give exactly one of SPEC.json, --batch IN.jsonl or --serve")
+    if args.spec is not None:
+        try:
+            sp = parse_spec(load_json_file(args.spec, "spec"), os.path.dirname(os.path.abspath(args.spec)))
+            out = run_spec(sp, args.steps)
+        except ScenarioError as e:
+            fail(f"{args.spec}: {e}")
+        emit(dumps_output(out, one_line=False))
+        return 0
+    lines, source = input_lines(args.batch, args.serve)
+    return serve_lines(lines, source, lambda obj: run_spec(parse_spec(obj, os.getcwd()), args.steps))
+
+
 def input_lines(batch, serve: bool):
     """(lines, source) for --batch FILE or --serve (stdin, one line at a time)."""
     if serve:

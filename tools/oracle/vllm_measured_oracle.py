@@ -40,9 +40,7 @@ with --steps, "log": one entry per schedule() call: {"step", "tokens", "admitted
 
 from __future__ import annotations
 
-import argparse
 import collections
-import json
 import os
 import sys
 
@@ -72,20 +70,8 @@ MAX_REQUESTS = 100_000
 
 
 def read_rows(path: str, first: int, count: int) -> list:
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise ScenarioError(f"cannot read the workload {path}: {e.strerror}") from None
-    if first + count > len(lines):
-        raise ScenarioError(f"the workload {path} has {len(lines)} lines, the slice needs {first + count}")
     rows = []
-    for i in range(first, first + count):
-        where = f"{path}:{i + 1}"
-        try:
-            r = json.loads(lines[i])
-        except json.JSONDecodeError as e:
-            raise ScenarioError(f"{where}: not valid JSON: {e}") from None
+    for where, r in core.json_slice(path, first, count, "workload"):
         if not isinstance(r, dict):
             raise ScenarioError(f"{where}: a line is a JSON object")
         inp = core._int_field(r, "input_toks", where, minimum=1)
@@ -105,13 +91,7 @@ def read_rows(path: str, first: int, count: int) -> list:
 
 def parse_spec(obj, base_dir: str) -> dict:
     where = "spec"
-    core._check_keys(obj, SPEC_KEYS, where)
-    eng = obj.get("engine")
-    core._check_keys(eng, ENGINE_KEYS, f"{where}: engine")
-    p = core.engine_params(eng, f"{where}: engine", prefix_caching_default=True)
-    step_ms = obj.get("step_ms")
-    if isinstance(step_ms, bool) or not isinstance(step_ms, (int, float)) or not step_ms > 0:
-        raise ScenarioError(f"{where}: 'step_ms' must be a positive number")
+    p, step_ms = core.spec_engine(obj, SPEC_KEYS, ENGINE_KEYS, where)
     if not isinstance(obj.get("workload"), str):
         raise ScenarioError(f"{where}: 'workload' must be a path")
     first = core._int_field(obj, "first", where, minimum=0, default=0)
@@ -185,13 +165,7 @@ def run_spec(sp: dict, keep_log: bool) -> dict:
     else:
         drv.replay(arrivals, limit, log=log, idle_skip=True)
     drv.check_preemption_count()
-    out_rows = []
-    for k, (step, _req) in enumerate(arrivals):
-        rid = str(first + k)
-        if rid not in drv.finished:
-            raise RuntimeError(f"request {rid} never finished")
-        out_rows.append({"i": first + k, "sent": step, "first": drv.first[rid], "last": drv.finished[rid],
-                         "cached": drv.cached_at_admit[rid]})
+    out_rows = core.request_rows(drv, arrivals, first)
     out = {"requests": out_rows, "steps": max(r["last"] for r in out_rows), "preemptions": drv.preemptions,
            "vllm": core.vllm_version(), "async": sp["async"]}
     if keep_log:
@@ -200,24 +174,7 @@ def run_spec(sp: dict, keep_log: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="A measured run's workload through vLLM's real scheduler.")
-    ap.add_argument("spec", nargs="?", help="spec JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl", help="one spec per line; prints one output per line")
-    ap.add_argument("--serve", action="store_true", help="read specs from stdin one line at a time")
-    ap.add_argument("--steps", action="store_true", help="add the per-step log")
-    args = ap.parse_args(argv)
-    if (args.spec is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of SPEC.json, --batch IN.jsonl or --serve")
-    if args.spec is not None:
-        try:
-            sp = parse_spec(core.load_json_file(args.spec, "spec"), os.path.dirname(os.path.abspath(args.spec)))
-            out = run_spec(sp, args.steps)
-        except ScenarioError as e:
-            core.fail(f"{args.spec}: {e}")
-        core.emit(core.dumps_output(out, one_line=False))
-        return 0
-    lines, source = core.input_lines(args.batch, args.serve)
-    return core.serve_lines(lines, source, lambda obj: run_spec(parse_spec(obj, os.getcwd()), args.steps))
+    return core.spec_main(argv, "A measured run's workload through vLLM's real scheduler.", parse_spec, run_spec)
 
 
 if __name__ == "__main__":
