@@ -553,7 +553,8 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
     """Fit a program's iteration cost to a kernel profile (a bundle's
     `…/<variant>/tp<N>/` folder) and write an instance file with the
     constants."""
-    from .calib import command as C, report as R
+    from .api import calibration as C
+    from .calib import report as R
     from .files import write_file
     res = C.calibrate(profile_dir, program, _sets(sets), hold=hold, free_too=free_too, layers=layers,
                       stages=stage, budget=budget, max_seqs=max_seqs, max_kv=max_kv, link_bw=link_bw,
@@ -582,7 +583,8 @@ def measured(bundle_dir, program, instance, sets, arrivals_from, workload, figur
     folder) through a program at the run's engine settings; print each
     request's predicted and measured TTFT, TPOT and latency and the summary
     beside LLMServingSim's."""
-    from .calib import command as C, report as R
+    from .api import calibration as C
+    from .calib import report as R
     res = C.measured(bundle_dir, program, instance, _sets(sets), arrivals=arrivals_from, workload=workload)
     if figure:
         from .calib.figure import figure as draw

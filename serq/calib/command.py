@@ -1,9 +1,12 @@
 """`serq calibrate` and `serq measured`: the commands' work, between the
-command line (serq.cli) and the modules that read, fit and replay.
+command line (serq.cli, through serq.api.calibration) and the modules that
+read, fit and replay.
 
 Both link the program the way `serq run` does (its instance file, then the
 command line's `--set`), so what they fit or replay is the IR the program
-runs as."""
+runs as; the linking is the caller's (``linker(program, instance, sets)`` →
+``(IR, resolved run)``, serq.api.calibration.link): calibration is a
+consumer of the IR and reads no source."""
 
 from __future__ import annotations
 
@@ -24,18 +27,6 @@ COMM = ("ar_lat", "ar_tok")
 def default_program() -> str:
     from ..paths import root
     return os.path.join(root(), PROGRAM)
-
-
-def link(program: str, instance: Optional[str], sets: dict, default_instance: bool = True):
-    """``(IR, resolved run)``: the program linked with its instance (the one
-    given, else its default) and ``sets`` over it."""
-    from .. import instance as inst
-    from ..link import compile_file
-    run = inst.resolve(program, instance, {"horizon": None}, sets, default=default_instance)
-    p = compile_file(program, sets=run.values, horizon=run.settings.get("horizon") or 1.0,
-                     warmup=run.settings.get("warmup") or 0.0,
-                     seed=1 if run.settings.get("seed") is None else run.settings["seed"])
-    return p, run
 
 
 def comm_constants(model: models.Model, tp: int, bw_gbps: float, latency_us: float) -> dict:
@@ -63,7 +54,7 @@ class CalibrateResult:
 
 def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), free_too=(), layers=None,
               stages=(), budget=None, max_seqs=None, max_kv=None, link_bw=None, link_latency=None,
-              instance: Optional[str] = None, comments=()) -> CalibrateResult:
+              instance: Optional[str] = None, comments=(), linker=None) -> CalibrateResult:
     prof = PF.read(profile_dir)
     program = program or default_program()
     model = models.model(prof.model)
@@ -84,7 +75,7 @@ def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), 
         comm = comm_constants(model, prof.tp, link_bw, link_latency)
         for k, v in comm.items():
             sets.setdefault(k, repr(v))
-    p, resolved = link(program, instance, sets)
+    p, resolved = linker(program, instance, sets)
     budget = budget or prof.budget or 2048
     max_seqs = max_seqs or prof.max_seqs or 256
     max_kv = max_kv or float(prof.attention[:, [1, 3]].max())
@@ -177,7 +168,7 @@ class MeasuredResult:
 
 
 def measured(bundle: str, program: Optional[str], instance: Optional[str], sets: dict, *,
-             arrivals: str = "workload", workload: Optional[str] = None) -> MeasuredResult:
+             arrivals: str = "workload", workload: Optional[str] = None, linker=None) -> MeasuredResult:
     run = runs.read(bundle, workload)
     program = program or default_program()
     model = RP.model_for(run)
@@ -192,7 +183,7 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
         if comm:
             values.update({k: repr(v) for k, v in comm.items()})
     values.update(sets)
-    p, resolved = link(program, instance, values)
+    p, resolved = linker(program, instance, values)
     rp = RP.replay(p, run, eng, arrivals)
     return MeasuredResult(run, program, resolved.instance, rp, notes)
 

@@ -102,7 +102,7 @@ def measured_text(res: MeasuredResult, per_request: bool = True) -> str:
     if "peer" in t:
         cols.append(("LLMServingSim", t["peer"], t["diff_pct"]["peer"]))
     lines += ["", MX.summary_text(cols).rstrip(), "", "per-request |predicted − measured| / measured",
-              f"{'':<10}" + "".join(f"{who:>22}" for who in t["errors"]),
+              f"{'':<10}" + "".join(f"{ {'serq': 'serQ', 'peer': 'LLMServingSim'}[who]:>22}" for who in t["errors"]),
               f"{'':<10}" + "".join(f"{'median':>11}{'P90':>11}" for _ in t["errors"])]
     for m in MX.METRICS:
         lines.append(f"{MX.TITLES[m]:<10}" + "".join(

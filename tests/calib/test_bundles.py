@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from serq.calib import command as C, metrics as MX, replay as RP, runs
+from serq.api import calibration as C
+from serq.calib import metrics as MX, replay as RP, runs
 from serq.diag import SerqError
 
 DATA = os.path.join("..", "shared", "data", "llmservingsim")
