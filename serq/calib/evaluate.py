@@ -115,10 +115,12 @@ def _binary(op, a, b):
 
 
 def _pow(a, b):
-    # math.pow: a domain error (a negative base, a fraction power; 0 to a
-    # negative power) is NaN, an overflow inf
+    # math.pow: a domain error (a negative base to a finite fraction, 0 to a
+    # finite negative power) is NaN; an overflow of finite numbers +inf
     out = np.power(a, b)
-    bad = ((a < 0) & (b != np.floor(b)) & np.isfinite(b)) | ((a == 0) & (b < 0))
+    fin = np.isfinite(b)
+    bad = ((a < 0) & fin & (b != np.floor(np.where(fin, b, 0.0)))) | ((a == 0) & (b < 0) & fin)
+    out = np.where(np.isinf(out) & np.isfinite(a) & fin, np.inf, out)
     return np.where(bad, np.nan, out)
 
 
