@@ -11,16 +11,14 @@ from ..ir import model as M
 from ..ir.expr import apply_binary, apply_fn, apply_unary, const_value, draws, is_constant, walk
 from ..syntax import ast as A
 from . import catalogue as C
+from . import entries
 from .env import Env
+from .nodes import LinkAbort, fmt, head_name, names_read, text_of
 
 MAX_AGG_TERMS = 4096
 
 _BINOPS = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "^": "Pow", "<": "Lt", "<=": "Le",
            ">": "Gt", ">=": "Ge", "==": "Eq", "!=": "Ne", "&&": "And", "||": "Or"}
-
-
-class LinkAbort(Exception):
-    """Raised to abandon one expression after its error was recorded."""
 
 
 class ExprMixin:
@@ -119,11 +117,11 @@ class ExprMixin:
         if t is A.Dot:
             return self.dotted(e, env)
         if t is A.Index:
-            target = _head_name(e)
+            target = head_name(e)
             kind = self.kind_of(target) if target else None
             if kind in ("pool", "stage"):
                 self.fail("E302", f"`{target}` is a {kind}, not a number", e.span,
-                          help=f"read it with a query, e.g. `{'used' if kind == 'pool' else 'queue'}({_text(e)})`",
+                          help=f"read it with a query, e.g. `{'used' if kind == 'pool' else 'queue'}({text_of(e)})`",
                           env=env)
             self.fail("E302", "only a pool or a stage is indexed", e.span, env=env)
         raise AssertionError(t)  # pragma: no cover
@@ -147,11 +145,10 @@ class ExprMixin:
         if n == "inf":
             return self.num(math.inf, e.span)
         if env.entry is not None:
-            from . import queues
             if n in env.rename or n in self.attr_index:
-                queues.check_read(self, n, e.span, env)
+                entries.check_read(self, n, e.span, env)
             elif n == "now":
-                queues.check_now(self, e.span, env)
+                entries.check_now(self, e.span, env)
             n = env.rename.get(n, n)
         if n in self.attr_index:
             self.check_request_name(n, e.span, env)
@@ -223,12 +220,11 @@ class ExprMixin:
                           help=did_you_mean(full, self.attr_index) or
                           f"`mark {attr};` in `{base}`'s request is read afterwards as `{full}`")
             if self.kind_of(base) == "queue":
-                from . import queues
-                return queues.dotted_value(self, base, attr, e.span, env)
+                return entries.dotted_value(self, base, attr, e.span, env)
             if base == "args":
                 self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main",
                           e.span, env=env, help='write `let x = args.number("x", default);`')
-        self.fail("E201", f"unknown name `{_text(e)}`", e.span, env=env)
+        self.fail("E201", f"unknown name `{text_of(e)}`", e.span, env=env)
 
     def engine_value(self, lst: str, attr: str, table: dict, span: Span, env: Env) -> M.Expr:
         spelled = f"{lst}.{attr}"
@@ -298,7 +294,7 @@ class ExprMixin:
         if v is None:
             self.fail("E403", "an aggregate's count is a number or a constant", e.count.span, env=env)
         if not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
-            self.fail("E403", f"an aggregate's count must be a whole number, not {_fmt(v)}",
+            self.fail("E403", f"an aggregate's count must be a whole number, not {fmt(v)}",
                       e.count.span, env=env)
         n = int(v)
         if n == 0 and e.kind != "sum":
@@ -325,9 +321,9 @@ class ExprMixin:
             self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main", e.span,
                       env=env, help='write `let x = args.number("x", default);`')
         if not isinstance(e.fn, A.Name):
-            if isinstance(e.fn, A.Dot) and self.kind_of(_head_name(e.fn.obj) or "") == "queue":
-                self.fail("E302", f"`{_text(e.fn)}(…)` is a queue's entry: a statement, not a value",
-                          e.span, env=env, help=f"call it as a statement, `{_text(e.fn)} (…);`, and read "
+            if isinstance(e.fn, A.Dot) and self.kind_of(head_name(e.fn.obj) or "") == "queue":
+                self.fail("E302", f"`{text_of(e.fn)}(…)` is a queue's entry: a statement, not a value",
+                          e.span, env=env, help=f"call it as a statement, `{text_of(e.fn)} (…);`, and read "
                                                 "what it marks afterwards")
             self.fail("E302", "only a function or a definition is called", e.span, env=env)
         f = e.fn.name
@@ -362,16 +358,16 @@ class ExprMixin:
                           env=env)
             targets = []
             for a in args[:-1]:
-                name = _head_name(a)
+                name = head_name(a)
                 kind = self.kind_of(name) if name else None
                 if name in env.subst:
                     sub, senv = env.subst[name]
-                    name = _head_name(sub) if not isinstance(sub, (int, float)) else None
+                    name = head_name(sub) if not isinstance(sub, (int, float)) else None
                     kind = self.kind_of(name) if name else None
                 if kind == "engine" or (kind == "queue" and name in self.stage_fams):
                     kind = "stage"
                 if kind not in ("pool", "stage"):
-                    self.fail("E302", f"`{_text(a)}` is not a pool or a stage: cost names the "
+                    self.fail("E302", f"`{text_of(a)}` is not a pool or a stage: cost names the "
                               "resource it is an amount of", a.span, env=env)
                 fam = (self.pool_fams if kind == "pool" else self.stage_fams).get(name)
                 if fam is None:
@@ -435,7 +431,7 @@ class ExprMixin:
         return self.expr(d.expr, benv)
 
     def check_def_args(self, d: A.Def, args, env: Env, statement: bool):
-        body_names = _names_read(d.expr if d.expr is not None else d.body)
+        body_names = names_read(d.expr if d.expr is not None else d.body)
         for p, a in zip(d.params, args):
             if self.is_ref_arg(a, env):
                 continue
@@ -454,7 +450,7 @@ class ExprMixin:
                           help="capture it with `set x = …;` first and pass the attribute")
 
     def is_ref_arg(self, a, env: Env) -> bool:
-        n = _head_name(a)
+        n = head_name(a)
         if n is None:
             return False
         if n in env.subst:
@@ -485,8 +481,7 @@ class ExprMixin:
         if len(parts) > 1:
             head_kind = self.kind_of(name)
             if head_kind == "queue":
-                from . import queues
-                name, index, span = queues.member_parts(self, parts, env, kind)
+                name, index, span = entries.member_parts(self, parts, env, kind)
                 parts = [(name, index, span)]
             else:
                 self.fail("E201", f"unknown {kind} `{_ref_text(parts)}`", a.span, env=env)
@@ -519,23 +514,13 @@ class ExprMixin:
             idx = self.expr(index, env)
             v = const_value(idx)
             if v is not None and not (0 <= v < fam.count and v == math.floor(v)):
-                self.fail("E402", f"index {_fmt(v)} out of range for `{name}`, which has {fam.count} "
+                self.fail("E402", f"index {fmt(v)} out of range for `{name}`, which has {fam.count} "
                           f"member{'s' if fam.count != 1 else ''}", index.span, env=env,
                           help=f"an index is a whole number from 0 to {fam.count - 1}")
         elif fam.count > 1:
             self.fail("E301", f"{kind} `{name}` is an array of {fam.count}: name one member", span,
                       env=env, help=f"write `{name}[j]`")
         return self.mk(M.Ref(fam.base, fam.count, idx), span)
-
-
-def _head_name(a) -> Optional[str]:
-    if isinstance(a, A.Name):
-        return a.name
-    if isinstance(a, A.Index) and isinstance(a.obj, A.Name):
-        return a.obj.name
-    if isinstance(a, A.Ref) and len(a.parts) == 1:
-        return a.parts[0].name
-    return None
 
 
 def _ref_parts(a):
@@ -558,60 +543,3 @@ def _ref_parts(a):
 
 def _ref_text(parts) -> str:
     return ".".join(n + ("[…]" if i is not None else "") for n, i, _ in parts)
-
-
-def _text(e) -> str:
-    if isinstance(e, A.Name):
-        return e.name
-    if isinstance(e, A.Dot):
-        return f"{_text(e.obj)}.{e.attr}"
-    if isinstance(e, A.Index):
-        return f"{_text(e.obj)}[…]"
-    if isinstance(e, A.Ref):
-        return e.text()
-    return "…"
-
-
-def _fmt(v: float) -> str:
-    if math.isfinite(v) and v == math.floor(v):
-        return str(int(v))
-    return str(v)
-
-
-def _names_read(node) -> dict:
-    """How many times each bare name is read in an AST subtree."""
-    counts: dict[str, int] = {}
-
-    def visit(x):
-        if isinstance(x, A.Name):
-            counts[x.name] = counts.get(x.name, 0) + 1
-            return
-        if isinstance(x, A.RefPart):
-            counts[x.name] = counts.get(x.name, 0) + 1
-            if x.index is not None:
-                visit(x.index)
-            return
-        if isinstance(x, list):
-            for y in x:
-                visit(y)
-            return
-        if isinstance(x, tuple):
-            for y in x:
-                visit(y)
-            return
-        if isinstance(x, A.Node):
-            for k, v in vars(x).items():
-                if k in ("span", "name_span"):
-                    continue
-                if isinstance(v, (A.Node, list, tuple)):
-                    visit(v)
-
-    visit(node)
-    return counts
-
-
-names_read = _names_read
-ref_parts = _ref_parts
-head_name = _head_name
-text_of = _text
-fmt = _fmt

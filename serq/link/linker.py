@@ -31,8 +31,9 @@ from ..syntax import ast as A
 from ..syntax.parser import parse, parse_expr, parse_library
 from . import catalogue as C
 from .env import Env
-from . import queues
-from .exprs import MAX_AGG_TERMS, ExprMixin, LinkAbort, fmt, head_name, names_read, ref_parts, text_of
+from . import entries, queues
+from .exprs import MAX_AGG_TERMS, ExprMixin
+from .nodes import LinkAbort, fmt, head_name, names_read, text_of
 
 
 def parse_once(parsed: Optional[dict], text: str, path: str, how):
@@ -937,7 +938,7 @@ class Linker(ExprMixin):
         for member in range(eng.count):
             base_env = Env(engine=eng, member=member, device=eng.device)
             if eng.name in self.queues:
-                base_env = base_env.with_subst(queues.own_pools(self, self.queues[eng.name], member))
+                base_env = base_env.with_subst(entries.own_pools(self, self.queues[eng.name], member))
             budget = self.try_expr(eng.caps["tokens"][1].expr, base_env.at("tokens_cap"))
             cost = self.try_expr(execute.expr, base_env.at("execute"))
             gran = None
@@ -1308,13 +1309,13 @@ class Linker(ExprMixin):
             return
         if t in (A.Grow, A.Load):
             ref = self.ref_of(s.ref, S, "pool")
-            queues.check_pool(self, ref, s.ref.span, env, "grow" if t is A.Grow else "load")
+            entries.check_pool(self, ref, s.ref.span, env, "grow" if t is A.Grow else "load")
             stmt = (M.SGrow if t is A.Grow else M.SLoad)(ref, self.expr(s.expr, S))
             self.emit(out, stmt, s.span, side)
             return
         if t is A.Drop:
             ref = self.ref_of(s.ref, S, "pool")
-            queues.check_pool(self, ref, s.ref.span, env, "drop")
+            entries.check_pool(self, ref, s.ref.span, env, "drop")
             self.emit(out, M.SDrop(ref), s.span, side)
             return
         if t is A.Content:
@@ -1322,7 +1323,7 @@ class Linker(ExprMixin):
             return
         if t is A.Release:
             ref = self.ref_of(s.ref, S, "pool")
-            queues.check_pool(self, ref, s.ref.span, env, "release")
+            entries.check_pool(self, ref, s.ref.span, env, "release")
             self.emit(out, M.SRelease(ref), s.span, side)
             return
         if t is A.Run:
@@ -1371,7 +1372,7 @@ class Linker(ExprMixin):
             return
         if t is A.Mark:
             full = f"{env.in_request.name}.{s.name}" if env.in_request is not None else \
-                queues.mark_name(env, s.name)
+                entries.mark_name(env, s.name)
             if full is not None:
                 slot = self.attr_index[full]
                 self.emit(out, M.SSet(slot, self.mk(M.ECtx("Now"), s.span)), s.span, side)
@@ -1435,7 +1436,7 @@ class Linker(ExprMixin):
         pools = []
         for hp in s.pools:
             ref = self.ref_of(hp.ref, header, "pool")
-            queues.check_pool(self, ref, hp.ref.span, env, "hold")
+            entries.check_pool(self, ref, hp.ref.span, env, "hold")
             units = self.expr(hp.units, header)
             reserve = self.expr(hp.reserve, header) if hp.reserve is not None else None
             for x in (units, reserve):
@@ -1481,12 +1482,12 @@ class Linker(ExprMixin):
     def run(self, s: A.Run, env: Env, side: str, out: list, ctx):
         S = env.at("session")
         if not s.refs:
-            s = A.Run(s.span, [queues.run_own(self, s, env)], s.mode, s.work, s.growing)
+            s = A.Run(s.span, [entries.run_own(self, s, env)], s.mode, s.work, s.growing)
         refs = [self.ref_of(r, S, "stage") for r in s.refs]
         work = self.expr(s.work, S)
         growing = self.ref_of(s.growing, S, "pool") if s.growing is not None else None
         if growing is not None:
-            queues.check_pool(self, growing, s.growing.span, env, "grow")
+            entries.check_pool(self, growing, s.growing.span, env, "grow")
         mode = {"prefill": "Prefill", "decode": "Decode", None: "Plain"}[s.mode]
         self.emit(out, M.SRun(refs[0], mode, work, growing, tuple(refs[1:])), s.span, side)
 
@@ -1552,12 +1553,12 @@ class Linker(ExprMixin):
         S = env.at("session")
         if env.entry is not None and not env.entry.queue.gateway and not s.where.on and \
                 s.where.index is None:
-            queues.relation_transfer(self, s, env, side, out)
+            entries.relation_transfer(self, s, env, side, out)
             return
         work = self.expr(s.work, S)
         if s.where.on:
             refs = [self.ref_of(r, S, "stage") for r in s.where.on]
-            queues.link_waits(self, s.where.on, env, side, out, s.span)
+            entries.link_waits(self, s.where.on, env, side, out, s.span)
         else:
             cands = [n for n in ("link", "transfer") if n in self.stage_fams]
             if len(cands) != 1:
@@ -1571,11 +1572,11 @@ class Linker(ExprMixin):
         w = self.mk(M.ECost(targets, work), s.work.span)
         self.emit(out, M.SRun(refs[0], "Plain", w, None, tuple(refs[1:])), s.span, side)
         dst = self.ref_of(s.dst, S, "pool")
-        queues.check_pool(self, dst, s.dst.span, env, "load")
+        entries.check_pool(self, dst, s.dst.span, env, "load")
         n = self.mk(M.ECost((M.Target("pool", dst.base),), self.expr(s.tokens, S)), s.tokens.span)
         self.emit(out, M.SLoad(dst, n), s.span, side)
         src = self.ref_of(s.src, S, "pool")
-        queues.check_pool(self, src, s.src.span, env, "release")
+        entries.check_pool(self, src, s.src.span, env, "release")
         self.emit(out, M.SRelease(src), s.span, side)
 
     # ---------------------------------------------------------------- calls
@@ -1587,7 +1588,7 @@ class Linker(ExprMixin):
         if isinstance(tgt.fn, A.Dot):
             qname = head_name(tgt.fn.obj)
             if qname is not None and self.kind_of(qname) == "queue":
-                queues.call_entry(self, s, env, side, out, ctx)
+                entries.call_entry(self, s, env, side, out, ctx)
                 return
             self.fail("E201", f"`{text_of(tgt.fn)}(…)`: only a queue's entry is called with a dot, "
                       "`Q.VERB (…)`", tgt.fn.span, env=env,
