@@ -1,14 +1,12 @@
-"""Expressions: AST → IR, with names resolved, definitions inlined,
-aggregates written out and constants folded."""
+"""Expressions: AST → IR, with names resolved, definitions inlined, aggregates written out and constants folded."""
 
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from ..diag import Span, did_you_mean
 from ..ir import model as M
-from ..ir.expr import apply_binary, apply_fn, apply_unary, const_value, draws, is_constant, walk
+from ..ir.expr import const_value, draws, walk
 from ..syntax import ast as A
 from . import catalogue as C
 from . import entries
@@ -21,28 +19,9 @@ _BINOPS = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "^": "Pow", "<": "Lt"
            ">": "Gt", ">=": "Ge", "==": "Eq", "!=": "Ne", "&&": "And", "||": "Or"}
 
 
-class ExprMixin:
-    """Expression lowering; mixed into the Linker (which owns the tables)."""
+class Exprs:
+    """*Part of Linker*: expression lowering (the Linker owns the tables)."""
 
-    # -- node bookkeeping --------------------------------------------------
-    def mk(self, node, span: Span):
-        self.spans[id(node)] = span
-        self.keep.append(node)
-        return node
-
-    def num(self, v: float, span: Span):
-        return self.mk(M.ENum(float(v)), span)
-
-    def fail(self, code: str, message: str, span: Span, help: Optional[str] = None,
-             env: Optional[Env] = None, notes=()):
-        notes = list(notes)
-        if env is not None:
-            for what, at in reversed(env.expansions):
-                notes.append(f"in {what}, used at {at}")
-        self.diag.add(code, message, span, help, notes)
-        raise LinkAbort()
-
-    # -- entry -------------------------------------------------------------
     def expr(self, e: A.Expr, env: Env) -> M.Expr:
         out = self._expr(e, env)
         return self.fold(out)
@@ -53,41 +32,6 @@ class ExprMixin:
         except LinkAbort:
             return default if default is not None else self.num(0.0, e.span)
 
-    def fold(self, e: M.Expr) -> M.Expr:
-        """Fold constant subtrees into numbers (as the interpreter computes)."""
-        t = type(e)
-        if t in (M.ENum, M.EAttr, M.ECtx, M.EReg, M.EAgg):
-            return e
-        span = self.spans.get(id(e))
-        if t is not M.ECost and is_constant(e):
-            v = const_value(e)
-            out = self.mk(M.ENum(v), span) if span else M.ENum(v)
-            if self.input_nums:
-                self.note_input_fold(e, out, span)
-            return out
-        return e
-
-    def note_input_fold(self, e: M.Expr, out: M.ENum, span) -> None:
-        """``out``, folded from ``e``, is an input's value (or made from one)
-        when ``e`` reads one; one made by anything but products is noted in
-        ``input_folds`` (serq.link.shapes links such a program in full for
-        every value of its inputs)."""
-        reads = False
-        product = True
-        for x in walk(e):
-            tx = type(x)
-            if tx is M.ENum:
-                reads = reads or id(x) in self.input_nums
-            elif not ((tx is M.EBinary and x.op == "Mul") or (tx is M.EUnary and x.op == "Neg")
-                      or tx is M.ECost):
-                product = False
-        if reads:
-            self.keep.append(out)
-            self.input_nums.add(id(out))
-            if not product:
-                self.input_folds.append(span)
-
-    # -- the cases ---------------------------------------------------------
     def _expr(self, e: A.Expr, env: Env) -> M.Expr:
         t = type(e)
         if t is A.Num:
@@ -126,7 +70,6 @@ class ExprMixin:
             self.fail("E302", "only a pool or a stage is indexed", e.span, env=env)
         raise AssertionError(t)  # pragma: no cover
 
-    # -- names -------------------------------------------------------------
     def name(self, e: A.Name, env: Env) -> M.Expr:
         n = e.name
         if n in env.subst:
@@ -186,23 +129,6 @@ class ExprMixin:
                       e.span, env=env)
         self.unknown(n, e.span, env)
 
-    def unknown(self, n: str, span: Span, env: Env, what: str = "name"):
-        cands = set(self.consts) | set(self.attr_index) | set(C.CTX_BARE) | set(self.kinds) | \
-            set(env.subst) | set(self.register_index)
-        self.fail("E201", f"unknown {what} `{n}`", span, help=did_you_mean(n, cands), env=env)
-
-    def check_request_name(self, n: str, span: Span, env: Env):
-        owner = self.request_names.get(n)
-        if owner is not None and env.in_request is None and self.strict_request_names:
-            self.fail("E213", f"`{n}` is engine `{owner}`'s own: the rest of the program neither "
-                      "reads nor sets it", span, env=env,
-                      help=f"read what the request marks (`mark m;` is `{owner}.m`)")
-
-    def kind_of(self, n: str) -> Optional[str]:
-        k = self.kinds.get(n)
-        return k[0] if k else None
-
-    # -- dotted names ------------------------------------------------------
     def dotted(self, e: A.Dot, env: Env) -> M.Expr:
         if isinstance(e.obj, A.Name):
             base, attr = e.obj.name, e.attr
@@ -268,7 +194,6 @@ class ExprMixin:
                           help=f"write `{bare}`" if bare else None)
         return self.mk(M.ECtx(table[attr]), span)
 
-    # -- draws ---------------------------------------------------------------
     def draw(self, e: A.Draw, env: Env) -> M.Expr:
         if e.dist not in C.DISTS:
             self.fail("E201", f"unknown distribution `~{e.dist}`", e.span, env=env,
@@ -280,7 +205,6 @@ class ExprMixin:
         args = tuple(self.expr(a, env) for a in e.args)
         return self.mk(M.ESample(C.DISTS[e.dist], args), e.span)
 
-    # -- aggregates ----------------------------------------------------------
     def aggregate(self, e: A.Agg, env: Env) -> M.Expr:
         if e.kind not in C.AGG_KINDS:
             self.fail("E201", f"unknown aggregate `{e.kind}`", e.span, env=env,
@@ -315,7 +239,6 @@ class ExprMixin:
                 out = self.mk(M.EFn(op, (out, t)), e.span)
         return self.fold(out)
 
-    # -- calls ---------------------------------------------------------------
     def call(self, e: A.Call, env: Env) -> M.Expr:
         if isinstance(e.fn, A.Dot) and isinstance(e.fn.obj, A.Name) and e.fn.obj.name == "args":
             self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main", e.span,
@@ -460,7 +383,6 @@ class ExprMixin:
             return self.is_ref_arg(sub, senv)
         return self.kind_of(n) in ("pool", "stage", "engine", "queue")
 
-    # -- references ----------------------------------------------------------
     def ref_of(self, a, env: Env, kind: str) -> M.Ref:
         """A pool or stage reference from an expression-shaped or Ref AST."""
         if isinstance(a, A.Ref):
@@ -543,3 +465,4 @@ def _ref_parts(a):
 
 def _ref_text(parts) -> str:
     return ".".join(n + ("[…]" if i is not None else "") for n, i, _ in parts)
+

@@ -1,15 +1,51 @@
-"""What the linker's modules share: the failure that abandons a construct, the AST's names and texts."""
+"""What every part of the linker shares: an IR node's span, a located failure, the AST's names and texts."""
 
 from __future__ import annotations
 
 import math
 from typing import Optional
 
+from ..diag import Span
+from ..ir import model as M
 from ..syntax import ast as A
+from .env import Env
 
 
 class LinkAbort(Exception):
     """Raised to abandon one expression after its error was recorded."""
+
+
+class Nodes:
+    """*Part of Linker*: each IR node made with its span (kept, so that its
+    id stays its own), a failure that is recorded and abandons the construct,
+    a span as the IR's location."""
+
+    def mk(self, node, span: Span):
+        self.spans[id(node)] = span
+        self.keep.append(node)
+        return node
+
+    def num(self, v: float, span: Span):
+        return self.mk(M.ENum(float(v)), span)
+
+    def fail(self, code: str, message: str, span: Span, help: Optional[str] = None,
+             env: Optional[Env] = None, notes=()):
+        notes = list(notes)
+        if env is not None:
+            for what, at in reversed(env.expansions):
+                notes.append(f"in {what}, used at {at}")
+        self.diag.add(code, message, span, help, notes)
+        raise LinkAbort()
+
+    def loc(self, span: Optional[Span]) -> Optional[M.Loc]:
+        if span is None:
+            return None
+        try:
+            f = self.files.index(span.file)
+        except ValueError:
+            self.files.append(span.file)
+            f = len(self.files) - 1
+        return M.Loc(f, span.line, span.col)
 
 
 def head_name(a) -> Optional[str]:
