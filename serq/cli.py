@@ -349,13 +349,13 @@ class _ctrl_c:
 def oracle(ctx, link_each):
     """vLLM's real scheduler as the oracle: scenarios, agreement, divergence."""
     if link_each:
-        from .api.oracle import linking
+        from .api.harness import linking
         ctx.with_resource(linking("each"))
 
 
-# the programs the oracle commands run: one home, serq/api/oracle.py
-from .api.oracle import (mooncake_program, pd_program, program_for_scenario,  # noqa: E402,F401
-                          program_for_trace, scenario_program, trace_program)
+# the programs the oracle commands run: one home, serq/oracle/programs.py
+from .oracle.programs import (mooncake_program, pd_program, program_for_scenario,  # noqa: E402,F401
+                              program_for_trace, scenario_program, trace_program)
 
 
 def _oracle_json(out: dict) -> str:
@@ -486,8 +486,8 @@ def oracle_fuzz(n, seed, out_dir, kind):
 
 
 def _campaign(kind: str, n: int, seed: int, out_dir: str):
-    """A campaign (serq/api/campaign.py) with its progress on stderr."""
-    from .api.campaign import campaign
+    """A campaign (serq/oracle/campaigns.py) with its progress on stderr."""
+    from .oracle.campaigns import campaign
     c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True))
     click.echo(c.summary())
     sys.exit(0 if c.agree else 1)

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from serq.api import oracle as A
+from serq.api import harness as A
 from serq.cli import main
 from serq.diag import SerqError
 from serq.ir import dumps

@@ -71,7 +71,7 @@ class Drawing(str):
 class Program:
     """A linked program.  ``ir`` is its IR (``serq.ir.model.Program``),
     ``path`` where it came from, ``sets`` the inputs it was given; ``run``,
-    ``set``, ``sweep``, ``draw``, ``json``."""
+    ``set``, ``draw``, ``json``; ``serq.sweep(prog, …)`` sweeps it."""
 
     def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
                  defaults: Optional[dict] = None, instance: Optional[str] = None,
@@ -202,11 +202,6 @@ class Program:
             target = self._default_instance()
         program = target.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
         return Report(simulate(program, origin=target.origin()))
-
-    def sweep(self, **kw):
-        """``serq.sweep(self, …)``."""
-        from ..sweeps import sweep
-        return sweep(self, **kw)
 
     # -- drawings ---------------------------------------------------------------
     def draw(self, view: str = "deployment", fmt: str = "svg") -> Drawing:

@@ -36,7 +36,7 @@ so that no link parses the program again.  A change to one of the
 program's files (its size or time) drops everything kept for it.
 
 What an instance skips are the linker's own checks of its numbers (the IR
-validator's are the caller's: ``serq.api.oracle`` validates each instance
+validator's are the caller's: ``serq.api.harness`` validates each instance
 with its sessions, and links in full to say what is wrong).  Those checks
 ask whether a number is whole, positive or finite, which a whole constant
 times whole inputs ≥ 1 is or is not whatever the inputs; the remaining

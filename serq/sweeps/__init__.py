@@ -18,7 +18,7 @@ from typing import Optional
 
 from ..diag import SerqError
 from . import grid as G
-from .spread import spread
+from ..tables.spread import spread
 
 __all__ = ["sweep", "Sweep"]
 
@@ -30,7 +30,7 @@ class Sweep:
     ``plot(x=, y=, by=)``."""
 
     def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
-        from .table import columns
+        from ..tables.table import columns
         self.inputs = list(inputs)
         self.seeds = list(seeds)
         self.rows = rows
@@ -54,11 +54,11 @@ class Sweep:
 
     def write(self, path: str) -> None:
         """Write the table as ``.csv`` or ``.parquet``."""
-        from .table import write
+        from ..tables.table import write
         write(os.fspath(path), self.columns, self.rows)
 
     def csv(self) -> str:
-        from .table import csv_text
+        from ..tables.table import csv_text
         return csv_text(self.columns, self.rows)
 
     # -- the spread across seeds ------------------------------------------------
@@ -173,7 +173,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     when stderr is a terminal).  ``out``: also write the table there."""
     from . import backends
     from ..api.program import Program, load, usage
-    from .table import table_format
+    from ..tables.table import table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
         program = load(os.fspath(program))
