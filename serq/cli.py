@@ -539,6 +539,51 @@ def target(file, engine, as_json, sets):
         click.echo(T.flags(t.args))
 
 
+def _finite(ctx, param, value):
+    import math
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+@main.command(name="mooncake-trace")
+@click.option("--requests", type=click.IntRange(1, 1_000_000), default=1000, show_default=True,
+              help="the trace's requests (its lines)")
+@click.option("--rate", type=click.FloatRange(0, 1e6, min_open=True), default=3.0, show_default=True,
+              callback=_finite, help="requests a second (Poisson arrivals)")
+@click.option("--seed", type=int, default=1, show_default=True, help="the seed of the draws")
+@click.option("--system", type=click.IntRange(0, 10_000_000), default=1024, show_default=True,
+              help="the system prompt's tokens, the start of every conversation")
+@click.option("--input", "input_", type=click.FloatRange(0, 1e7), default=2000.0, show_default=True,
+              callback=_finite, help="a new message's mean tokens")
+@click.option("--output", type=click.FloatRange(1, 1e7), default=300.0, show_default=True, callback=_finite,
+              help="an answer's mean tokens")
+@click.option("--follow", type=click.FloatRange(0, 1), default=0.5, show_default=True, callback=_finite,
+              help="the chance that a request continues a conversation")
+@click.option("--context", type=click.IntRange(1, 10_000_000), default=32768, show_default=True,
+              help="a prompt's tokens at most")
+@click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
+@click.option("--force", is_flag=True, help="write over a --out file that is there")
+def mooncake_trace(requests, rate, seed, system, input_, output, follow, context, out, force):
+    """Write a trace in Mooncake's format made from a seed: Poisson arrivals,
+    conversations sharing their prompts' 512-token blocks (docs/cli.md)."""
+    from . import mooncake as MT
+    from .diag import Diagnostic
+    if context <= system:
+        raise click.BadParameter(f"a prompt of at most {context} tokens leaves no room after the system "
+                                 f"prompt's {system}", param_hint="'--context'")
+    text = MT.text(MT.generate(requests=requests, rate=rate, seed=seed, system=system, input=input_,
+                               output=output, follow=follow, context=context))
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if os.path.lexists(out) and not force:
+        raise SerqError(Diagnostic("E005", f"--out {out}: a file is there; serq mooncake-trace writes over "
+                                   "none it is not told to", help="--force to write over it"))
+    from .files import write_file
+    write_file(out, text, what="--out ")
+
+
 @oracle.command(name="mooncake")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
