@@ -24,7 +24,8 @@ test: install
 	$(BIN)/python -m pytest -q
 	$(MAKE) --no-print-directory check
 
-# Every example links; every committed generated file is current.
+# Every example links; every committed generated file (golden IR, oracle IR, the
+# example trace serq mooncake-trace makes, …) is current.
 check: install
 	$(BIN)/python tools/check.py
 	$(BIN)/python tools/draw_check.py

@@ -5,12 +5,15 @@ as conversations and the system prompt do."""
 
 import json
 import math
+import os
 
 from click.testing import CliRunner
 
 from serq import mooncake as MT
 from serq.cli import main
 from serq.ir.trace import MOONCAKE_BLOCK, read_mooncake
+
+EXAMPLE = os.path.join("examples", "replay", "data", "mooncake_generated.jsonl")
 
 
 def _blocks(n: int) -> int:
@@ -134,3 +137,9 @@ def test_a_bad_option_is_a_usage_error():
         assert r.exit_code == 2 and what in r.output and r.exception is None or \
             isinstance(r.exception, SystemExit), (args, r.output)
 
+
+def test_the_example_trace_is_what_the_command_makes():
+    # examples/replay/mooncake.sq replays it on a clone without Mooncake's own
+    # (tools/check.py holds it to the same, `make golden` rewrites it)
+    with open(EXAMPLE, encoding="utf-8") as f:
+        assert f.read() == MT.text(MT.generate(requests=600))
