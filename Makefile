@@ -27,6 +27,7 @@ test: install
 # Every example links; every committed generated file is current.
 check: install
 	$(BIN)/python tools/check.py
+	$(BIN)/python tools/gen_parser.py --check
 	$(BIN)/python tools/draw_check.py
 	$(BIN)/python tools/gen_textmate.py --check
 	$(BIN)/python -m leangen oracle --check
@@ -38,6 +39,7 @@ check: install
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
 	$(BIN)/python tools/check.py --write-golden
+	$(BIN)/python tools/gen_parser.py
 	$(BIN)/python tools/draw_check.py --write
 	$(BIN)/python tools/gen_textmate.py
 	$(BIN)/python -m leangen claims
