@@ -189,11 +189,15 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
     pts = G.points(lists)
-    # link every point before running any
+    # link every point before running any (serq.sweeps.links: one parse, and
+    # a template for the points of one shape where they are many)
     irs = []
     from .. import ir as I
+    from ..api.program import set_texts
+    from .links import Links
+    link = Links(program, [set_texts(point) for point in pts])
     for point in pts:
-        p = program.linked(point).settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
+        p = program.linked(point, link).settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
         if p.trace is not None and not os.path.isabs(p.trace):
             p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
         irs.append(I.dumps(p))
