@@ -35,3 +35,12 @@ def _read(ir_json: str):
             _READ.clear()
         p = _READ[ir_json] = ir.loads(ir_json, "<sweep>")
     return p
+
+
+def warm() -> None:
+    """A worker's start: import what a run needs (the simulator, the report's
+    row, numpy for a long run's statistics) while the sweep still links its
+    points, not in its first run."""
+    import numpy  # noqa: F401
+    from ..api import report  # noqa: F401
+    from ..sim import machine  # noqa: F401
