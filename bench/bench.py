@@ -46,6 +46,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
 from serq.sim import simulate  # noqa: E402
+from startup_bench import load  # noqa: E402
 import serq.sim.machine  # noqa: E402,F401  (imported by a run on first use)
 import numpy  # noqa: E402,F401  (imported by a long run on first use)
 
@@ -315,14 +316,6 @@ def case_g(runs: int, quick: bool) -> None:
           f"{'identical' if same else 'DIFFER'}")
     target(f"(g) sweep --jobs 2 (horizon {h})", f"{w1 / w2:.2f}x --jobs 1's configurations/minute",
            ">= 1.8x on an idle 2-core machine", w1 / w2 >= 1.8)
-
-
-def load() -> str:
-    try:
-        one, five, _ = os.getloadavg()
-    except OSError:   # pragma: no cover
-        return "load average unknown"
-    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
 
 
 def main(argv) -> int:
