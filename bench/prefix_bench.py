@@ -32,6 +32,26 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 SPEC = os.path.join(ROOT, "tools", "oracle", "mooncake", "conversation1500.json")
+# the Mooncake trace's copy in the specification's data, read where it is there
+SHARED = os.path.join(ROOT, "..", "shared", "data", "mooncake", "conversation_trace.jsonl")
+
+
+def spec() -> dict:
+    """The slice's spec, its trace the shared data's copy where that exists
+    (its first 1 500 rows are the slice's), else the one the spec names."""
+    with open(SPEC, encoding="utf-8") as f:
+        s = json.load(f)
+    s["trace"] = trace_path(s)
+    return s
+
+
+def trace_path(s=None) -> str:
+    if os.path.exists(SHARED):
+        return os.path.abspath(SHARED)
+    if s is None:
+        with open(SPEC, encoding="utf-8") as f:
+            s = json.load(f)
+    return os.path.abspath(os.path.join(os.path.dirname(SPEC), s["trace"]))
 
 
 def spec_trace() -> str:
@@ -45,7 +65,7 @@ def serq_replay() -> tuple[float, dict]:
     from serq.oracle import mooncake as MC
     from serq.sim import simulate
     t = time.perf_counter()
-    s = MC.load(SPEC)
+    s = MC.check(spec(), SPEC, os.path.dirname(SPEC))
     out = MC.outcome(simulate(mooncake_program(s)), s)
     return time.perf_counter() - t, out
 
@@ -53,15 +73,14 @@ def serq_replay() -> tuple[float, dict]:
 def vllm_replays(repeat: int) -> tuple[list, dict]:
     from serq.oracle import mooncake as MC
     from serq.oracle.vllm import MOONCAKE, Harness
-    with open(SPEC, encoding="utf-8") as f:
-        spec = MC.harness_spec(json.load(f), os.path.dirname(SPEC))
-    warm = dict(spec, first=0, count=1)
+    spec_ = MC.harness_spec(spec(), os.path.dirname(SPEC))
+    warm = dict(spec_, first=0, count=1)
     times = []
     with Harness(script=MOONCAKE) as h:
         h.ask(warm)
         for _ in range(repeat):
             t = time.perf_counter()
-            out = h.ask(spec)
+            out = h.ask(spec_)
             times.append(time.perf_counter() - t)
     return times, out
 

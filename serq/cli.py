@@ -23,6 +23,20 @@ EXIT_INTERRUPTED = 130
 
 
 class _Group(click.Group):
+    # commands imported when first asked for (a command's start-up pays only
+    # for what it runs): name -> (module, attribute)
+    lazy: dict = {}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy and name not in self.commands:
+            import importlib
+            module, attr = self.lazy[name]
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
     def parse_args(self, ctx, args):
         ctx.meta["serq.argv"] = list(args)     # the command's words, for a rerun under SERQ_DEBUG=1
         return super().parse_args(ctx, args)
@@ -629,11 +643,7 @@ def oracle_mooncake(spec, use_vllm, use_diff):
 
 
 # sweeps and plots: their commands live with them
-from .sweeps.command import sweep as _sweep  # noqa: E402
-from .plot.command import plot as _plot  # noqa: E402
-
-main.add_command(_sweep)
-main.add_command(_plot)
+main.lazy = {"sweep": ("serq.sweeps.command", "sweep"), "plot": ("serq.plot.command", "plot")}
 
 
 # ---------------------------------------------------------------- the P/D oracle

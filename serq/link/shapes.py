@@ -107,6 +107,11 @@ class Shapes:
         self.counts = {"calls": 0, "links": 0, "instances": 0, "shapes": 0, "untemplated": 0}
 
     # ---------------------------------------------------------------- the calls
+    @staticmethod
+    def shape(sets: dict, horizon) -> tuple:
+        """The shape of a call (the calls of one shape share a template)."""
+        return _shape(sets, horizon)[0]
+
     def link(self, sets: dict, horizon: float) -> M.Program:
         self.counts["calls"] += 1
         self._current()
