@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from serq.api.oracle import harness_program
+from serq.api.harness import harness_program
 from serq.oracle import measured as MS
 from serq.sim import simulate
 

@@ -9,5 +9,5 @@ kernel-profile bundle), ``runs`` (a measured run and its workload), over
 whole-step times from a profile, ``evaluate`` evaluates IR expressions over
 arrays, ``solve`` holds the least squares, ``metrics`` the summary's
 definitions, ``models`` the model and GPU table, ``command`` the two
-commands' work, ``report`` what they print, ``figure`` the replay's figure.
-The linking is serq.api.calibration's."""
+commands' work, ``report`` what they print.  The linking is
+serq.api.calibration's, the replay's figure serq.plot.measured's."""

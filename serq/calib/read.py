@@ -153,8 +153,11 @@ def json_lines(path: str, what: str) -> list:
 
 def yaml_file(path: str, what: str):
     """A YAML file (PyYAML's safe loader, the `calib` extra)."""
-    from ..api.extras import extra
-    yaml = extra("yaml", "calib")
+    try:
+        import yaml
+    except ImportError:
+        raise SerqError(Diagnostic("E974", "this needs yaml, which is not installed",
+                                   help="pip install 'serq[calib]'")) from None
     need_file(path, what)
     t = text(path, what)
     try:

@@ -1,15 +1,16 @@
-"""The figure of a replay (`serq measured --figure OUT`): per request, the
+"""The figure of a measured run's replay (`serq measured --figure OUT`,
+serq.calib): per request, the
 predicted TTFT, TPOT and latency against the measured (serQ and, when the
 bundle has it, LLMServingSim), with the diagonal; below, each metric's CDF
 measured, serQ's and the peer's.  matplotlib is the `plot` extra."""
 
 from __future__ import annotations
 
-from . import metrics as MX
+from ..calib import metrics as MX
 
 
 def figure(res, path: str) -> None:
-    from ..plot import plot_format, save
+    from . import plot_format, save
     from ..api.extras import extra
     plot_format(path)
     extra("matplotlib", "plot")
