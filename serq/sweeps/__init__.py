@@ -176,16 +176,24 @@ class Sweep:
                     out.append(f"note: {n} of {len(self.rows)} runs have rejected requests at pool "
                                f"{c[len('pool.'):-len('.rejected')]} (column {c})")
         horizon = next((r.get("made.horizon") for r in self.rows if r.get("made.horizon") is not None), None)
+        longer = f" (try --horizon {_param(2 * horizon)})" if isinstance(horizon, (int, float)) else ""
         for metric, bound in under or []:
-            for u in self.under(metric, bound):
+            us = self.under(metric, bound)
+            for u in us:
+                where = " ".join(f"{n}={_param(u[n])}" for n in self.inputs)
                 if u["shaky"]:
-                    where = " ".join(f"{n}={_param(u[n])}" for n in self.inputs)
                     seeds = ", ".join(map(str, u["shaky"]))
                     out.append(f"horizon: {where + ': ' if where else ''}{metric} is under {fmt_bound(bound)} on "
                                f"seed{'s' if len(u['shaky']) != 1 else ''} {seeds}, whose run is unstable: a longer "
-                               f"horizon may put {'them' if len(u['shaky']) != 1 else 'it'} over"
-                               + (f" (try --horizon {_param(2 * horizon)})" if isinstance(horizon, (int, float))
-                                  else ""))
+                               f"horizon may put {'them' if len(u['shaky']) != 1 else 'it'} over" + longer)
+                elif len(u["under"]) == len(u["seeds"]):
+                    near = _neighbour(self.inputs, u, us)
+                    if near is not None:
+                        there = " ".join(f"{n}={_param(near[n])}" for n in self.inputs)
+                        out.append(f"horizon: {where}: every seed is under {fmt_bound(bound)} and stable, but at "
+                                   f"{there} {len(near['unstable'])} of {len(near['seeds'])} seeds "
+                                   f"{'is' if len(near['unstable']) == 1 else 'are'} unstable: an "
+                                   f"overload there is a rare event here, which a longer horizon may meet" + longer)
         return out
 
     def _repr_html_(self):
@@ -204,6 +212,22 @@ class Sweep:
         """``serq.plot.table(self, x=…, y=…, by=…)``: a matplotlib Figure."""
         from ..plot import table
         return table(self, x=x, y=y, by=by, **kw)
+
+
+def _neighbour(inputs: list, u: dict, points: list):
+    """The point next to ``u`` along one input (the next larger of its
+    values, the others the same) when that point has unstable seeds; else
+    None."""
+    for name in inputs:
+        if not isinstance(u[name], (int, float)):
+            continue
+        same = [q for q in points if all(q[n] == u[n] for n in inputs if n != name)
+                and isinstance(q[name], (int, float)) and q[name] > u[name]]
+        if same:
+            nxt = min(same, key=lambda q: q[name])
+            if nxt["unstable"]:
+                return nxt
+    return None
 
 
 def _diag(message: str, help=None):

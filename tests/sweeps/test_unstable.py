@@ -56,6 +56,10 @@ def test_under_counts_the_seeds_and_says_when_a_longer_horizon_may_change_it(sw)
         ["0.5", "3", "of", "3", "seeds", "under", "-", "-"], ["1.3", "3", "of", "3", "seeds", "under", "-", "1,", "2,", "3"]]
     assert ("horizon: lambda=1.3: client.response.mean is under 1000 on seeds 1, 2, 3, whose run is unstable: a "
             "longer horizon may put them over (try --horizon 8000)") in text.splitlines()
+    # the stable point beside an unstable one: a rare overload a longer horizon may meet
+    assert ("horizon: lambda=0.5: every seed is under 1000 and stable, but at lambda=1.3 3 of 3 seeds are "
+            "unstable: an overload there is a rare event here, which a longer horizon may meet (try --horizon "
+            "8000)") in text.splitlines()
     # a bound the seeds are over: none under, each over named with its value
     (_, hi) = sw.under("client.response.mean", 3)
     assert hi["under"] == [] and [s for s, _ in hi["over"]] == [1, 2, 3]
