@@ -10,7 +10,6 @@ seed and the report's flat row (``serq.api.report.row``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import time
@@ -244,7 +243,7 @@ def _param(v) -> str:
 def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
           arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
           progress: Optional[bool] = None, out: Optional[str] = None,
-          instance: Optional[str] = None) -> Sweep:
+          instance: Optional[str] = None, link_each: bool = False) -> Sweep:
     """Run ``program`` (a path or a :class:`serq.Program`) at every combination
     of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
     on every seed (``range(1, 6)`` or ``"1-5"``), each run with ``horizon``,
@@ -255,7 +254,9 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     ``jobs``: processes (default: every core); ``dask``: ``"local"`` (a
     LocalCluster of ``jobs`` worker processes), a scheduler's address, or a
     ``distributed.Client``.  ``progress``: a progress bar on stderr (default:
-    when stderr is a terminal).  ``out``: also write the table there."""
+    when stderr is a terminal).  ``out``: also write the table there.
+    ``link_each``: link every point in full (the plain path; the same IR) rather
+    than once per shape of its inputs (``serq.sweeps.linking``)."""
     from . import backends
     from ..api.program import Program, load, usage
     from .table import table_format
@@ -277,14 +278,10 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
     pts = G.points(lists)
-    # link every point before running any
-    irs = []
-    from .. import ir as I
-    for point in pts:
-        p = program.linked(point).settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
-        if p.trace is not None and not os.path.isabs(p.trace):
-            p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
-        irs.append(I.dumps(p))
+    # link every point before running any (once per shape of the inputs: serq/sweeps/linking.py)
+    from .linking import link_points
+    irs, links = link_points(program, pts, horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace,
+                             link_each=link_each)
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
     bar = _bar(len(tasks), progress)
     results = {}
@@ -308,6 +305,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     where = (f"dask {dask}" if isinstance(dask, str) else "dask") if dask is not None else \
         f"{jobs} job{'s' if jobs != 1 else ''}"
     result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where)
+    result.links = links
     if out is not None:
         result.write(out)
     return result
