@@ -166,8 +166,7 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     ax.set_ylabel(y)
     seeds = {s for _, s in nseeds}
     n = len(seeds)
-    ax.set_title(title or f"{y} against {x}: {stat} and range over {n} seed{'s' if n != 1 else ''}"
-                 + (" (× unstable)" if marked else ""))
+    ax.set_title(title or f"{y} against {x}: {stat} and range over {n} seed{'s' if n != 1 else ''}")
     if logx:
         ax.set_xscale("log")
     if logy:

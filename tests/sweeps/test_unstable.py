@@ -97,7 +97,7 @@ def test_the_plot_marks_unstable_seeds_and_compares_tables(sw, tmp_path):
     assert list(lines[0].get_ydata()) == want
     crosses = [c for c in ax.collections if c.get_label() == serq.plot.UNSTABLE]
     assert len(crosses) == 1 and len(crosses[0].get_offsets()) == 3
-    assert ax.get_title() == "client.response.mean against lambda: median and range over 3 seeds (× unstable)"
+    assert ax.get_title() == "client.response.mean against lambda: median and range over 3 seeds"
     r = CliRunner().invoke(main, ["plot", str(a), str(b), "--label", "one", "--label", "two", "--x", "lambda",
                                   "--y", "client.response.mean", "--out", str(tmp_path / "ab.png")])
     assert r.exit_code == 0, r.output
