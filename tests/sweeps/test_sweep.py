@@ -242,3 +242,11 @@ def test_a_sweep_reads_the_instance_as_run_does(tmp_path):
                                          r"so this run has no warm-up \(give one below the horizon"):
         sw = serq.sweep(str(prog), seeds=[1], horizon=30, jobs=1)
     assert (sw.rows[0]["made.horizon"], sw.rows[0]["made.warmup"]) == (30, 0)
+    # another instance, named on the command line
+    other = tmp_path / "other.sq"
+    other.write_text("run { horizon 200; seed 4; lambda 0.75; }\n")
+    r = run(str(prog), "--instance", str(other), "--seeds", "2", "--out", "-")
+    assert r.exit_code == 0, r.output
+    sw = serq.sweep(str(prog), seeds=[2], instance=str(other), jobs=1)
+    assert r.stdout == sw.csv()
+    assert (sw.rows[0]["made.horizon"], sw.rows[0]["made.warmup"], sw.rows[0]["seed"]) == (200, 0, 2)
