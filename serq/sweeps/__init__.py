@@ -144,7 +144,7 @@ class Sweep:
                               ", ".join(f"{s} ({_f(v, 4)})" for s, v in u["over"]) or "-",
                               ", ".join(map(str, u["unstable"])) or "-"])
             blocks.append(_table(self.inputs + [f"{metric} < {fmt_bound(bound)}", "over (seed, value)",
-                                                "unstable seeds"], table, left=0))
+                                                "unstable seeds"], table, left=len(self.inputs) + 3))
         notes = self.notes(under)
         lines = []
         for b in blocks:
