@@ -122,11 +122,12 @@ class EngineInfo:
 class Linker(ExprMixin):
     def __init__(self, path: str, sets: Optional[dict] = None, settings: Optional[dict] = None,
                  strict_request_names: bool = True, parsed: Optional[dict] = None,
-                 input_folds: Optional[list] = None):
+                 input_folds: Optional[list] = None, size_inputs: Optional[set] = None):
         self.path = path
         self.parsed = parsed                    # syntax trees kept between links (compile_source)
         self.input_nums: set = set()            # ids of the numbers that are (made from) an input's value
         self.input_folds = [] if input_folds is None else input_folds   # where one was folded but by products
+        self.size_inputs = size_inputs          # with a set: the inputs a family's size reads are added to it
         self.sets = dict(sets or {})
         self.settings = dict(settings or {})
         self.diag = Collector()
@@ -591,11 +592,8 @@ class Linker(ExprMixin):
                           e.span, help=f"a family is read member by member (`max j in n (…)`, "
                                        f"`choose j in n by …`): at most {MAX_AGG_TERMS} terms")
             value = 1.0
-        for dep in deps:
-            if dep in self.sets:
-                self.fail("E252", f"--set {dep} would change the size of {what}, which is fixed when "
-                          "the program is parsed", e.span,
-                          help=f"give `{dep}` in the program instead")
+        if self.size_inputs is not None:
+            self.size_inputs.update(deps)     # the inputs that size a family: part of a shape (serq/link/shapes.py)
         return int(value), True
 
     def declare_item(self, item):

@@ -1,8 +1,8 @@
-"""How a sweep links its points: the first in full, as ``serq run`` would
-(its instance read, its settings checked), the others once per shape of
-their inputs (``serq.link.shapes``, the oracle's fast path): the points of
-one shape are the first one's IR with its numbers filled in, checked
-against full links as ``Shapes`` checks every template.  An input that
+"""How a sweep links its points: once per shape of their inputs
+(``serq.link.shapes``, the oracle's fast path), under the run's settings as
+``serq run`` resolves them (the instance read, the settings checked once):
+the points of one shape are its first one's IR with its numbers filled in,
+checked against full links as ``Shapes`` checks every template.  An input that
 sizes a family (`queue D[ND]`, `pool kv[N]`) is part of the shape: each size
 is linked again, once.  Every IR is the one a full link of that point
 gives, byte for byte (``tests/sweeps/test_sizes.py`` holds it to that);
@@ -33,21 +33,21 @@ def link_points(program, pts: list, *, horizon, warmup, arrivals, trace, link_ea
 
     if not pts:
         return [], counts
-    first = full(pts[0])
-    irs = [finish(first)]
-    shapes = None if link_each or len(pts) == 1 else _shapes(program)
+    shapes = None if link_each else _shapes(program)
     if shapes is None:
-        irs += [finish(full(point)) for point in pts[1:]]
-        return irs, counts
+        return [finish(full(point)) for point in pts], counts
+    # the run's settings, from the program as given (its instance read, checked once)
+    base_ir = program.settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
     base = program
     if program.instance is None:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")       # said once already, by the first point's settings
+            warnings.simplefilter("ignore")       # said once already, by the settings above
             base = program._default_instance(horizon, warmup, None)
-    settings = {k: getattr(first, k) for k in ("warmup", "seed", "arrivals", "trace")}
-    for point in pts[1:]:
+    settings = {k: getattr(base_ir, k) for k in ("warmup", "seed", "arrivals", "trace")}
+    irs = []
+    for point in pts:
         before = dict(shapes.counts)
-        p = shapes.link({**base.sets, **point}, first.horizon)
+        p = shapes.link({**base.sets, **point}, base_ir.horizon)
         counts["links"] += shapes.counts["links"] - before["links"]
         counts["instances"] += shapes.counts["instances"] - before["instances"]
         p = dataclasses.replace(p, **settings)
