@@ -128,28 +128,37 @@ class Sweep:
         keep each metric under its bound; then the notes."""
         from ..sim.report import _f, _table
         from .summary import fmt_bound
+        shown, fixed = self._shown()
         rows = []
         for s in self.summary(metrics):
-            rows.append([_param(s[n]) for n in self.inputs] +
+            rows.append([_param(s[n]) for n in shown] +
                         [s["metric"], str(s["seeds"]), _f(s["mean"], 4),
                          "NaN" if s["half"] != s["half"] else f"±{s['half']:.4f}",
                          _f(s["median"], 4), _f(s["min"], 4), _f(s["max"], 4), str(s["unstable"])])
-        header = self.inputs + ["metric", "seeds", "mean", "95% t", "median", "min", "max", "unstable"]
+        header = shown + ["metric", "seeds", "mean", "95% t", "median", "min", "max", "unstable"]
         blocks = [_table(header, rows, left=0)] if rows else []
+        if fixed and rows:
+            blocks.insert(0, ["every point: " + " ".join(f"{n}={_param(self.rows[0][n])}" for n in fixed)])
         for metric, bound in under or []:
             table = []
             for u in self.under(metric, bound):
-                table.append([_param(u[n]) for n in self.inputs] +
+                table.append([_param(u[n]) for n in shown] +
                              [f"{len(u['under'])} of {len(u['seeds'])} seeds under",
                               ", ".join(f"{s} ({_f(v, 4)})" for s, v in u["over"]) or "-",
                               ", ".join(map(str, u["unstable"])) or "-"])
-            blocks.append(_table(self.inputs + [f"{metric} < {fmt_bound(bound)}", "over (seed, value)",
-                                                "unstable seeds"], table, left=len(self.inputs) + 3))
+            blocks.append(_table(shown + [f"{metric} < {fmt_bound(bound)}", "over (seed, value)",
+                                          "unstable seeds"], table, left=len(shown) + 3))
         notes = self.notes(under)
         lines = []
         for b in blocks:
-            lines += ([""] if lines else []) + b
+            lines += ([""] if lines and len(b) > 1 else []) + b
         return "\n".join(lines + ([""] if lines and notes else []) + notes)
+
+    def _shown(self) -> tuple:
+        """(the inputs whose values vary across the points, in order; those
+        given one value): the text shows the first per point, the others once."""
+        shown = [n for n in self.inputs if len({repr(r.get(n)) for r in self.rows}) > 1]
+        return shown, [n for n in self.inputs if n not in shown]
 
     def notes(self, under: Optional[list] = None) -> list:
         """Lines about runs whose means are not over all the traffic or not a
@@ -158,9 +167,10 @@ class Sweep:
         unstable ones (a longer horizon may change the verdict)."""
         from .summary import fmt_bound, is_unstable, why_unstable
         out = []
+        shown, _ = self._shown()
         bad = [r for r in self.rows if is_unstable(r)]
         for r in bad:
-            where = " ".join(f"{n}={_param(r[n])}" for n in self.inputs)
+            where = " ".join(f"{n}={_param(r[n])}" for n in shown)
             out.append(f"unstable: {where + ' ' if where else ''}seed {r.get('seed')}: {why_unstable(r)}")
         if bad:
             pts = len({tuple(r[n] for n in self.inputs) for r in bad})
@@ -179,7 +189,7 @@ class Sweep:
         for metric, bound in under or []:
             us = self.under(metric, bound)
             for u in us:
-                where = " ".join(f"{n}={_param(u[n])}" for n in self.inputs)
+                where = " ".join(f"{n}={_param(u[n])}" for n in shown)
                 if u["shaky"]:
                     seeds = ", ".join(map(str, u["shaky"]))
                     out.append(f"horizon: {where + ': ' if where else ''}{metric} is under {fmt_bound(bound)} on "
@@ -188,7 +198,7 @@ class Sweep:
                 elif len(u["under"]) == len(u["seeds"]):
                     near = _neighbour(self.inputs, u, us)
                     if near is not None:
-                        there = " ".join(f"{n}={_param(near[n])}" for n in self.inputs)
+                        there = " ".join(f"{n}={_param(near[n])}" for n in shown)
                         out.append(f"horizon: {where}: every seed is under {fmt_bound(bound)} and stable, but at "
                                    f"{there} {len(near['unstable'])} of {len(near['seeds'])} seeds "
                                    f"{'is' if len(near['unstable']) == 1 else 'are'} unstable: an "

@@ -155,12 +155,14 @@ def test_the_command_writes_the_table_and_prints_the_spread(tmp_path):
     sw = small()
     assert out.read_text() == sw.csv()
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["Lambda", "B", "metric", "seeds", "mean", "95%", "t", "median", "min", "max",
-                                "unstable"]
+    # B has one value: said once; the table shows the input that varies
+    assert lines[:2] == ["every point: B=2048", ""]
+    lines = lines[2:]
+    assert lines[0].split() == ["Lambda", "metric", "seeds", "mean", "95%", "t", "median", "min", "max", "unstable"]
     first = lines[2].split()
     s = sw.summary(["client.ttft.mean"])[0]
-    assert first[:4] == ["0.3", "2048", "client.ttft.mean", "2"]
-    assert first[4:] == [f"{s['mean']:.4f}", f"±{s['half']:.4f}", f"{s['median']:.4f}", f"{s['min']:.4f}",
+    assert first[:3] == ["0.3", "client.ttft.mean", "2"]
+    assert first[3:] == [f"{s['mean']:.4f}", f"±{s['half']:.4f}", f"{s['median']:.4f}", f"{s['min']:.4f}",
                          f"{s['max']:.4f}", str(s["unstable"])]
     assert lines[2 + 4:] == ([""] + sw.notes() if sw.notes() else [])
     assert "\r" not in r.output and "run/s" not in r.output    # no progress bar off a terminal
