@@ -76,17 +76,16 @@ def plot_format(path: str) -> str:
 # ---------------------------------------------------------------- a sweep's table
 
 def _rows(source) -> tuple[list, list, list]:
-    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep``, a
-    pandas DataFrame or ``(columns, rows)``.  The inputs are the columns
-    with no dot but ``seed``."""
-    from ..sweeps import Sweep
-    from ..sweeps.table import read
+    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep`` (a
+    table's ``columns`` and ``rows``), a pandas DataFrame or ``(columns,
+    rows)``.  The inputs are the columns with no dot but ``seed``."""
+    from ..tables.table import read
     if isinstance(source, (str, os.PathLike)):
         cols, rows = read(os.fspath(source))
-    elif isinstance(source, Sweep):
-        cols, rows = source.columns, source.rows
     elif hasattr(source, "to_dict") and hasattr(source, "columns"):
         cols, rows = [str(c) for c in source.columns], source.to_dict("records")
+    elif hasattr(source, "columns") and hasattr(source, "rows"):    # a Sweep, read as its table
+        cols, rows = source.columns, source.rows
     else:
         cols, rows = source
     inputs = [c for c in cols if "." not in c and c != "seed"]
@@ -110,14 +109,14 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     """``y`` against ``x`` across a sweep: per x, the mean over the seeds (or
     their median, ``stat="median"``) as a line, their least to greatest as a
     band, each seed as a dot, and each unstable seed (a count still growing at
-    the end or stuck sessions, ``serq.sweeps.summary``) as a cross; one line
+    the end or stuck sessions, ``serq.tables.summary``) as a cross; one line
     per value of ``by``.  ``source`` is a table (a path, a ``Sweep``, a
     DataFrame, ``(columns, rows)``) or several to compare in one plot: a list
     (named by ``labels``, else by their paths) or a dict ``{label: table}``.
     ``where`` keeps the rows whose inputs have these values (``{"B": 2048}``).
     Every other input of a table must be constant."""
-    from ..sweeps.spread import spread
-    from ..sweeps.summary import is_unstable
+    from ..tables.spread import spread
+    from ..tables.summary import is_unstable
     if stat not in STATS:
         raise _err(f"stat={stat!r} is not one of {', '.join(STATS)}", help=did_you_mean(str(stat), STATS))
     tables = _tables(source, labels)
@@ -276,7 +275,7 @@ def _series(source, read_one, what: str) -> dict:
 
 
 def _dump_csv(path: str, want: tuple) -> list:
-    from ..sweeps.table import read
+    from ..tables.table import read
     cols, rows = read(path)
     missing = [c for c in want if c not in cols]
     if missing:

@@ -48,7 +48,7 @@ def plot(tables, x, y, by, where, labels, stat, samples, gauges, bins, logx, log
             if "=" not in w:
                 raise click.BadParameter(f"`{w}` is not INPUT=VALUE", param_hint="--where")
             k, v = w.split("=", 1)
-            from ..sweeps.table import parse_cell
+            from ..tables.table import parse_cell
             conds[k.strip()] = parse_cell(v.strip())
         if labels and len(labels) != len(table):
             raise click.BadParameter(f"{len(labels)} label{'s' if len(labels) != 1 else ''} for "

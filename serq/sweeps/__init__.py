@@ -10,6 +10,7 @@ seed and the report's flat row (``serq.api.report.row``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -17,7 +18,7 @@ from typing import Optional
 
 from ..diag import SerqError
 from . import grid as G
-from .spread import spread
+from ..tables.spread import spread
 
 __all__ = ["sweep", "Sweep"]
 
@@ -29,7 +30,7 @@ class Sweep:
     bound)``, ``text()``, ``plot(x=, y=, by=)``."""
 
     def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
-        from .table import columns
+        from ..tables.table import columns
         self.inputs = list(inputs)
         self.seeds = list(seeds)
         self.rows = rows
@@ -53,11 +54,11 @@ class Sweep:
 
     def write(self, path: str) -> None:
         """Write the table as ``.csv`` or ``.parquet``."""
-        from .table import write
+        from ..tables.table import write
         write(os.fspath(path), self.columns, self.rows)
 
     def csv(self) -> str:
-        from .table import csv_text
+        from ..tables.table import csv_text
         return csv_text(self.columns, self.rows)
 
     # -- the spread across seeds ------------------------------------------------
@@ -81,8 +82,8 @@ class Sweep:
         inputs, ``metric``, ``seeds``, ``mean``, ``half`` (the t-interval's
         half-width, 95 %), ``median``, ``min``, ``max``, ``unstable`` (the
         point's seeds whose run is unstable: a count still growing at the end
-        or stuck sessions, ``serq.sweeps.summary``)."""
-        from .summary import summarise
+        or stuck sessions, ``serq.tables.summary``)."""
+        from ..tables.summary import summarise
         metrics = self._metrics(metrics)
         return [{**point, "metric": m, **summarise(rows, m)} for point, rows in self._points() for m in metrics]
 
@@ -93,7 +94,7 @@ class Sweep:
         ``missing`` (the seeds without a value), ``unstable`` (the seeds whose
         run is unstable) and ``shaky`` (those under whose run is unstable: a
         longer horizon may put them over)."""
-        from .summary import under
+        from ..tables.summary import under
         self._metrics([metric])
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
             from ..api.program import usage
@@ -127,7 +128,7 @@ class Sweep:
         with ``under`` (``[(metric, bound), …]``), per point how many seeds
         keep each metric under its bound; then the notes."""
         from ..sim.report import _f, _table
-        from .summary import fmt_bound
+        from ..tables.summary import fmt_bound
         shown, fixed = self._shown()
         rows = []
         for s in self.summary(metrics):
@@ -165,7 +166,7 @@ class Sweep:
         steady state's: each unstable run and why, rejected requests at a
         pool, and with ``under`` each point whose seeds under a bound include
         unstable ones (a longer horizon may change the verdict)."""
-        from .summary import fmt_bound, is_unstable, why_unstable
+        from ..tables.summary import fmt_bound, is_unstable, why_unstable
         out = []
         shown, _ = self._shown()
         bad = [r for r in self.rows if is_unstable(r)]
@@ -253,7 +254,7 @@ def _param(v) -> str:
 def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
           arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
           progress: Optional[bool] = None, out: Optional[str] = None,
-          instance: Optional[str] = None, link_each: bool = False) -> Sweep:
+          instance: Optional[str] = None) -> Sweep:
     """Run ``program`` (a path or a :class:`serq.Program`) at every combination
     of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
     on every seed (``range(1, 6)`` or ``"1-5"``), each run with ``horizon``,
@@ -264,12 +265,10 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     ``jobs``: processes (default: every core); ``dask``: ``"local"`` (a
     LocalCluster of ``jobs`` worker processes), a scheduler's address, or a
     ``distributed.Client``.  ``progress``: a progress bar on stderr (default:
-    when stderr is a terminal).  ``out``: also write the table there.
-    ``link_each``: link every point in full (the plain path; the same IR) rather
-    than once per shape of its inputs (``serq.sweeps.linking``)."""
+    when stderr is a terminal).  ``out``: also write the table there."""
     from . import backends
     from ..api.program import Program, load, usage
-    from .table import table_format
+    from ..tables.table import table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
         program = load(os.fspath(program), instance=None if instance is None else os.fspath(instance))
@@ -288,15 +287,32 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
     pts = G.points(lists)
-    # link every point before running any (once per shape of the inputs: serq/sweeps/linking.py)
-    from .linking import link_points
-    irs, links = link_points(program, pts, horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace,
-                             link_each=link_each)
+    # the workers start (and import the simulator) while the points are linked
+    pool = backends.start(jobs, len(pts) * len(seed_list)) if dask is None else None
+    bar = None
+    try:
+        # link every point before running any (serq.sweeps.links: one parse,
+        # and a template for the points of one shape where they are many)
+        irs = []
+        from .. import ir as I
+        from ..api.program import set_texts
+        from .links import Links
+        link = Links(program, [set_texts(point) for point in pts])
+        for point in pts:
+            p = program.linked(point, link).settings(horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                                     trace=trace)
+            if p.trace is not None and not os.path.isabs(p.trace):
+                p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
+            irs.append(I.dumps(p))
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
     bar = _bar(len(tasks), progress)
     results = {}
     try:
-        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask,
+        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask, pool=pool,
                                               on_done=bar.update if bar else (lambda: None)):
             if diags is not None:
                 point = pts[index // len(seed_list)]
@@ -315,7 +331,6 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     where = (f"dask {dask}" if isinstance(dask, str) else "dask") if dask is not None else \
         f"{jobs} job{'s' if jobs != 1 else ''}"
     result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where)
-    result.links = links
     if out is not None:
         result.write(out)
     return result

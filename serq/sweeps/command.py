@@ -42,7 +42,7 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
     the table and print, per point, the spread across seeds (mean, interval,
     median, least, greatest) and how many seeds were unstable."""
     from . import grid as G, sweep as run_sweep
-    from .table import table_format
+    from ..tables.table import table_format
     try:
         lists = G.value_lists(G.cli_sets(sets))
     except SerqError as e:
@@ -56,7 +56,7 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
             table_format(out)
         except SerqError as e:
             raise _bad(e, "--out")
-    from .summary import parse_under
+    from ..tables.summary import parse_under
     bounds = []
     for u in unders:
         b = parse_under(u)

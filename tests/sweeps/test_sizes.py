@@ -1,33 +1,13 @@
-"""A sweep links once per shape of its inputs (serq/sweeps/linking.py, the
-oracle's serq/link/shapes.py): the same IR, byte for byte, as a full link of
-every point, with fewer links."""
+"""Instance counts are inputs (issue 23): a family's size from --set, an
+instance file, Python and a sweep axis, each size linked again; a shape of a
+sweep's inputs (serq.link.shapes, serq.sweeps.links) is keyed by the sizes'
+values, so the points of one size are filled in from its template, to the IR
+a full link gives."""
 
 import serq
-from serq.sweeps import grid as G
-from serq.sweeps.linking import link_points
-
-VLLM = "examples/multi-turn/vllm.sq"
-
-
-def _irs(path, sets, link_each, **kw):
-    prog = serq.load(path)
-    pts = G.points(G.value_lists(sets))
-    return link_points(prog, pts, horizon=kw.get("horizon"), warmup=kw.get("warmup"), arrivals=None, trace=None,
-                       link_each=link_each)
-
-
-def test_a_sweep_links_once_per_shape_to_the_same_ir():
-    grid = {"B": [1024, 2048, 4096, 8192, 16384], "blocks": [8000, 16000]}
-    fast, nf = _irs(VLLM, grid, False, horizon=20, warmup=0)
-    each, ne = _irs(VLLM, grid, True, horizon=20, warmup=0)
-    assert fast == each and len(set(fast)) == 10
-    assert ne == {"points": 10, "links": 10, "instances": 0}
-    # one shape: its first link, the template's probe and check; the rest filled in
-    assert nf == {"points": 10, "links": 3, "instances": 9}
-    sw = serq.sweep(VLLM, grid, seeds=[1], horizon=20, warmup=0, jobs=1)
-    assert sw.links == nf
-    assert sw.rows == serq.sweep(VLLM, grid, seeds=[1], horizon=20, warmup=0, jobs=1, link_each=True).rows
-
+from serq import ir as I
+from serq.link import compile_file
+from serq.link.shapes import Shapes
 
 PD = "examples/pd-disaggregation/llmd_nixl_pull.sq"
 ROUTING = "examples/multi-turn/routing.sq"
@@ -60,13 +40,19 @@ def test_a_familys_size_is_an_input_from_set_an_instance_and_python(tmp_path):
     assert _families(serq.load(ROUTING, set={"N": 2}).ir)["R"] == 2
 
 
-def test_a_sweep_of_np_and_nd_links_each_size_once_and_runs_each(tmp_path):
-    grid = {"NP": [1, 2], "ND": [1, 2], "B": [4096, 8192, 16384, 32768]}
-    fast, n = _irs(PD, grid, False, horizon=30, warmup=0)
-    each, _ = _irs(PD, grid, True, horizon=30, warmup=0)
-    assert fast == each
-    # four sizes, each its own shape: its first link, the template's probe and check; the rest filled in
-    assert n == {"points": 16, "links": 12, "instances": 12}
+def test_a_shape_is_keyed_by_the_sizes_so_each_size_has_its_template():
+    shapes = Shapes(PD)
+    for np_ in (1, 2):
+        for b in (4096, 8192, 16384, 32768):
+            sets = {"NP": str(np_), "ND": "2", "B": str(b)}
+            got = shapes.link(sets, 30.0)
+            assert I.dumps(got) == I.dumps(compile_file(PD, sets=sets, horizon=30.0))
+    assert shapes.sized == {"NP", "ND"}
+    # two sizes, two shapes: each its first link, a probe and a check; the rest filled in
+    assert (shapes.counts["shapes"], shapes.counts["links"], shapes.counts["instances"]) == (2, 6, 6)
+
+
+def test_a_sweep_of_np_and_nd_runs_each_ratio(tmp_path):
     sw = serq.sweep(PD, {"NP": [1, 2], "ND": [1, 2]}, seeds=[1], horizon=30, warmup=0, jobs=2,
                     out=str(tmp_path / "pd.csv"))
     assert [(r["NP"], r["ND"]) for r in sw.rows] == [(1, 1), (1, 2), (2, 1), (2, 2)]

@@ -38,7 +38,7 @@ def test_the_summary_counts_unstable_seeds_beside_the_median(sw):
                                             "unstable"]
     notes = [l for l in text.splitlines() if l.startswith("unstable:")]
     assert notes[:3] == [f"unstable: lambda=1.3 seed {s}: still growing: "
-                         + ", ".join(serq.sweeps.summary.count_words(n) for n in r["run.growing"].split())
+                         + ", ".join(serq.tables.summary.count_words(n) for n in r["run.growing"].split())
                          for s, r in zip((1, 2, 3), [r for r in sw.rows if r["lambda"] == 1.3])]
     assert notes[3] == ("unstable: 3 of 6 runs, at 1 of 2 points: their means are not a steady state's (a longer "
                         "run would measure others); read the median and each seed's row")

@@ -1,4 +1,5 @@
-"""What a sweep's rows say about each point: which runs are unstable (a count
+"""What a sweep's rows say about each point (read by serq.sweeps' summary
+and serq.plot alike, so it sits below both): which runs are unstable (a count
 still growing at the end, stuck sessions), the spread of a metric across the
 seeds (mean, t-interval, median, least, greatest, how many seeds unstable),
 and how many seeds keep a metric under a bound (``--under METRIC=VALUE``).
