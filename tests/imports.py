@@ -27,10 +27,15 @@ def modules(root: str = SERQ, prefix: str = "serq") -> dict:
 
 def imports(name: str, path: str, pkg: bool):
     """The imports of a module, at its top or inside a function, as
-    (the absolute module, the names taken from it)."""
+    (the absolute module, the names taken from it); a string that is a whole
+    module's name under serq (``"serq.sweeps.command"``, imported by name
+    with ``importlib``, as the CLI's commands are) is an import too."""
     here = name.split(".") if pkg else name.split(".")[:-1]
     for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
-        if isinstance(node, ast.Import):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and node.value.startswith("serq.") and node.value.replace(".", "").replace("_", "").isalnum()):
+            yield node.value, []
+        elif isinstance(node, ast.Import):
             for a in node.names:
                 yield a.name, []
         elif isinstance(node, ast.ImportFrom):
