@@ -254,6 +254,8 @@ class Program:
         _choice("fmt", fmt, FORMATS)
         from ..draw import render
         if fmt == "png":
+            from .extras import extra
+            extra("matplotlib", "plot")
             return render(self.ir, view=view, fmt=fmt)
         d = Drawing(render(self.ir, view=view, fmt=fmt))
         d.fmt = fmt

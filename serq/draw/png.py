@@ -20,8 +20,8 @@ DPI = 144
 
 
 def render(fig: Figure) -> bytes:
-    from ..api.extras import extra
-    extra("matplotlib", "plot")
+    """The PNG's bytes.  matplotlib is the caller's to have checked (``serq
+    draw`` and ``Program.draw`` say which extra installs it)."""
     from matplotlib.figure import Figure as MFigure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
