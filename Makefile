@@ -2,14 +2,15 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml tools/clone_path.py | cksum | cut -d' ' -f1)
 
 .PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env vllm-env-0.19 lean clean metrics fuzz
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/clone_path.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python tools/clone_path.py
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 

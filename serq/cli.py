@@ -1,7 +1,8 @@
-"""The `serq` command.  Exit status: 0 done, 1 a program error (printed as
-`path:line:col: error[CODE]: …`) or a run that did not finish, 2 a usage
-error, 3 a bug of serq (`internal error: …`; `SERQ_DEBUG=1` shows its
-traceback), 130 interrupted (Ctrl-C)."""
+"""The `serq` command.  Exit status: 0 done (a run that finished, whatever
+its notes say: stuck sessions and a growing queue are results, not
+failures), 1 a program error (printed as `path:line:col: error[CODE]: …`)
+or a run that did not finish, 2 a usage error, 3 a bug of serq (`internal
+error: …`; `SERQ_DEBUG=1` shows its traceback), 130 interrupted (Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -161,6 +162,8 @@ def load_run(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
     from . import instance as inst
     flags = {"horizon": horizon, "warmup": warmup, "seed": seed, "arrivals": arrivals, "trace": trace}
     run = inst.resolve(path, instance, flags, _sets(sets, inputs), default=default_instance)
+    if run.note is not None:
+        click.echo(run.note, err=True)
     settings = run.settings
     if need_horizon and settings.get("horizon") is None:
         raise click.UsageError(
@@ -201,6 +204,29 @@ def check(file, sets, inputs):
     """Parse, resolve every name, fold the constants, lint; print a summary."""
     program = load_program(file, sets, need_horizon=False, inputs=inputs, default_instance=False)
     click.echo(summary(file, program))
+
+
+@main.command()
+@_file
+@_set
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="an instance file whose values to show (default: the program's, instances/NAME.sq)")
+@click.option("--json", "as_json", is_flag=True, help="print the inputs as JSON")
+@_inputs
+def inputs(file, sets, instance, as_json, inputs):
+    """The program's inputs: each `args.number`, its default, the value given
+    it (--set, an instance file) and the comment after it (its unit)."""
+    if file.endswith(".json"):
+        raise click.UsageError("an IR file has no inputs: its constants are folded; give the .sq program")
+    from . import instance as inst
+    from .diag import read_text
+    from .link import inputs as I
+    run = inst.resolve(file, instance, {}, _sets(sets, inputs))
+    found = I.program_inputs(read_text(file), file, run.values, run.given)
+    if as_json:
+        click.echo(json.dumps(I.as_json(found), indent=1, allow_nan=False))
+    else:
+        click.echo(I.text(file, found))
 
 
 def summary(file: str, p) -> str:
@@ -305,8 +331,6 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
         click.echo(json.dumps(report.data(), sort_keys=True, indent=1, allow_nan=False))
     else:
         click.echo(report.text())
-    if getattr(report, "stuck_sessions", 0):
-        sys.exit(1)
 
 
 
@@ -315,13 +339,33 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
 @_set
 @click.option("--view", type=click.Choice(["deployment", "session"]), default="deployment",
               show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["svg", "tikz"]), default="svg", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["svg", "tikz", "png"]),
+              help="the figure's format (default: --out's extension, .svg, .tex or .png; else svg)")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
 def draw(file, sets, view, fmt, out):
-    """Draw the deployment or the session as a figure."""
+    """Draw the deployment or the session as a figure: SVG, TikZ or PNG (PNG
+    needs matplotlib, serq[plot]).  What the figure could not show is said on
+    stderr."""
+    ext = {".svg": "svg", ".tex": "tikz", ".png": "png"}
+    if out and fmt is None:
+        fmt = ext.get(os.path.splitext(out)[1].lower())
+        if fmt is None:
+            raise click.BadParameter(f"{out}: a figure is .svg, .tex or .png (or say --format)",
+                                     param_hint="--out")
+    fmt = fmt or "svg"
+    if out and os.path.splitext(out)[1].lower() in ext and ext[os.path.splitext(out)[1].lower()] != fmt:
+        raise click.BadParameter(f"--format {fmt} into {out}: the extension says "
+                                 f"{ext[os.path.splitext(out)[1].lower()]}", param_hint="--out")
+    if fmt == "png" and not out:
+        raise click.UsageError("a PNG is written to a file: give --out FIGURE.png")
     program = load_program(file, sets, need_horizon=False)
-    from .draw import render
-    text = render(program, view=view, fmt=fmt)
+    if fmt == "png":
+        from .api.extras import extra
+        extra("matplotlib", "plot")       # refused before anything is drawn or written
+    from .draw import draw as draw_figure
+    text, notes = draw_figure(program, view=view, fmt=fmt)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if out:
         from .files import write_file
         write_file(out, text, "--out ")

@@ -17,16 +17,30 @@ def _error(what: str, path: str, e: OSError) -> SerqError:
                                 help="the directory must exist and be writable"))
 
 
-def write_file(path: str, text: str, what: str = "") -> None:
-    """``text`` at ``path``, all of it or (on an error) none of it."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _as_made(path: str, dir: bool = False) -> None:
+    """The mode ``open`` would have given: a temporary file is made 0600 (a
+    directory 0700), which would stay the result's after the rename."""
+    os.chmod(path, (0o777 if dir else 0o666) & ~_umask())
+
+
+def write_file(path: str, text, what: str = "") -> None:
+    """``text`` (or bytes) at ``path``, all of it or (on an error) none of it."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".serq-", suffix=".tmp", dir=folder)
     except OSError as e:
         raise _error(what, path, e) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else
+              os.fdopen(fd, "w", encoding="utf-8", newline="")) as f:
             f.write(text)
+        _as_made(tmp)
         os.replace(tmp, path)
     except OSError as e:
         raise _error(what, path, e) from None
@@ -53,6 +67,7 @@ def write_tree(directory: str, files: list, what: str = "") -> None:
             with open(dest, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
         if not os.path.exists(directory):
+            _as_made(tmp, dir=True)
             os.rename(tmp, directory)
             return
         for rel, _ in files:

@@ -129,6 +129,22 @@ def is_mooncake(path: str) -> bool:
     return path.endswith(".jsonl")
 
 
+def _fields(obj: dict) -> str:
+    """What a row's fields lack and have too many, against a Mooncake row's."""
+    lack = [k for k in MOONCAKE_KEYS if k not in obj]
+    extra = sorted(k for k in obj if k not in MOONCAKE_KEYS)
+    parts = ([f"it lacks {', '.join(f'`{k}`' for k in lack)}"] if lack else []) + \
+        ([f"it has {', '.join(f'`{k}`' for k in extra)}, which a row does not"] if extra else [])
+    return f"a row has the fields {', '.join(MOONCAKE_KEYS)}: " + " and ".join(parts)
+
+
+def hash_ids_count(have: int, tokens: int, block: int) -> str:
+    """A row whose hash ids do not cover its input, in words."""
+    need = -(-tokens // block)
+    return (f"{tokens} input tokens need {need} hash id{'s' if need != 1 else ''} (one per block of {block} "
+            f"tokens), not {have}")
+
+
 def read_mooncake(path: str, first: int = 0, count: int = None) -> list[MooncakeRow]:
     """Rows first … first + count − 1 of a Mooncake trace (all from `first`
     when count is None); every row is checked, timestamps must not decrease."""
@@ -158,8 +174,7 @@ def read_mooncake(path: str, first: int = 0, count: int = None) -> list[Mooncake
             except json.JSONDecodeError as e:
                 bad(f"not JSON: {e.msg}")
             if not isinstance(obj, dict) or set(obj) != set(MOONCAKE_KEYS):
-                bad(f"the fields are {', '.join(sorted(obj))}, not {', '.join(MOONCAKE_KEYS)}"
-                    if isinstance(obj, dict) else "not a JSON object")
+                bad(_fields(obj) if isinstance(obj, dict) else "not a JSON object")
             vals = [obj[k] for k in MOONCAKE_KEYS[:3]]
             for k, v in zip(MOONCAKE_KEYS, vals):
                 if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k != "timestamp" else 0):
@@ -170,8 +185,7 @@ def read_mooncake(path: str, first: int = 0, count: int = None) -> list[Mooncake
                                                 for h in ids):
                 bad("`hash_ids` is a list of whole numbers ≥ 0")
             if len(ids) != -(-n // MOONCAKE_BLOCK):
-                bad(f"{len(ids)} hash ids for {n} input tokens: one per {MOONCAKE_BLOCK} tokens "
-                    f"({-(-n // MOONCAKE_BLOCK)})")
+                bad(hash_ids_count(len(ids), n, MOONCAKE_BLOCK))
             if last_ts is not None and ts < last_ts:
                 bad(f"the timestamp {ts} is before the previous row's {last_ts}")
             last_ts = ts

@@ -50,11 +50,12 @@ class Linker(Nodes, Libraries, Constants, Names, Declarations, Engines, Exprs, S
              Measures, Types):
     def __init__(self, path: str, sets: Optional[dict] = None, settings: Optional[dict] = None,
                  strict_request_names: bool = True, parsed: Optional[dict] = None,
-                 input_folds: Optional[list] = None):
+                 input_folds: Optional[list] = None, size_inputs: Optional[set] = None):
         self.path = path
         self.parsed = parsed                    # syntax trees kept between links (compile_source)
         self.input_nums: set = set()            # ids of the numbers that are (made from) an input's value
         self.input_folds = [] if input_folds is None else input_folds   # where one was folded but by products
+        self.size_inputs = size_inputs          # with a set: the inputs a family's size reads are added to it
         self.sets = dict(sets or {})
         self.settings = dict(settings or {})
         self.diag = Collector()

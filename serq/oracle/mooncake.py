@@ -17,7 +17,7 @@ import os
 
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
-from ..ir.trace import MOONCAKE_BLOCK, MooncakeRow, read_mooncake
+from ..ir.trace import MOONCAKE_BLOCK, MooncakeRow, hash_ids_count, read_mooncake
 from .outcome import diff_rows
 from .scenario import read_json
 
@@ -90,7 +90,7 @@ def check(s: dict, where: str, base: str = ".") -> dict:
             except (KeyError, TypeError, ValueError):
                 bad(f"rows[{k}] is not a Mooncake row")
             if len(rows[-1].hash_ids) != -(-rows[-1].input_length // hb):
-                bad(f"rows[{k}]: {len(rows[-1].hash_ids)} hash ids for {rows[-1].input_length} tokens")
+                bad(f"rows[{k}]: {hash_ids_count(len(rows[-1].hash_ids), rows[-1].input_length, hb)}")
         first = 0
     if eng["budget"] < eng["max_seqs"]:
         bad("engine 'budget' must be ≥ 'max_seqs', as vLLM requires")

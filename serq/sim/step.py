@@ -41,6 +41,7 @@ from . import stroke
 from .limits import WATCH_RESIDENTS
 from .pools import GROW_SELF, GROW_STALL
 from .stages import MODE_DECODE, MODE_PREFILL, Stage
+from .threads import TURN_NO
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
 C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
@@ -95,6 +96,7 @@ class StepStage(Stage):
         self.memory = None if k.memory is None else sim.pools[k.memory]
         self.mem_pid = k.memory
         self.residents = []
+        self.turn_done = {}         # session -> the turn last counted `completed` (a request, not a run)
         self.iterating = False
         self.plan = None
         self.planning = False
@@ -611,7 +613,13 @@ class StepStage(Stage):
                 self.n -= 1
                 j.alive = False
                 if now >= sim.warmup:
-                    self.completed += 1
+                    # an engine completes requests: a turn's runs there (its
+                    # prefill, its decode, a recompute after a preemption)
+                    # count once, at the first that ends after the warm-up
+                    th = j.thread
+                    if self.turn_done.get(th.sess.sid) != th.a[TURN_NO]:
+                        self.turn_done[th.sess.sid] = th.a[TURN_NO]
+                        self.completed += 1
                     self.serv_sum += now - j.t_arr
                 if j.mode == MODE_PREFILL:
                     sim.client_prefill_end(j.thread)
