@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env lean clean metrics fuzz
+.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env sglang-env sglang-oracle lean clean metrics fuzz
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -80,6 +80,12 @@ lean: install
 # regenerating the committed outputs; CI does not need it.
 vllm-env:
 	tools/oracle/install_vllm_env.sh
+
+# SGLang 0.5.23 in its own venv (.venv-sglang), for `serq oracle sglang --diff`,
+# `serq oracle sglang-fuzz` and regenerating tools/oracle/sglang/'s outputs;
+# CI does not need it.
+sglang-env:
+	tools/oracle/install_sglang_env.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
