@@ -66,8 +66,9 @@ def venv_python() -> str:
     return py
 
 
-def run_batch(script: str, inputs: list, extra: list) -> list:
-    """Run an oracle in --batch mode over input files; return parsed outputs."""
+def run_batch(script: str, inputs: list, extra: list, py=None) -> list:
+    """Run an oracle in --batch mode over input files (under ``py``, vLLM's
+    venv by default); return parsed outputs."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for path in inputs:
             with open(path, encoding="utf-8") as g:
@@ -76,7 +77,7 @@ def run_batch(script: str, inputs: list, extra: list) -> list:
     try:
         t0 = time.time()
         proc = subprocess.run(
-            [venv_python(), os.path.join(HERE, script), "--batch", batch, *extra],
+            [py or venv_python(), os.path.join(HERE, script), "--batch", batch, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         dt = time.time() - t0
     finally:
