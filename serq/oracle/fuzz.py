@@ -160,6 +160,24 @@ def pd_candidates(s: dict) -> Iterator[dict]:
             yield c
 
 
+def sglang_candidates(s: dict) -> Iterator[dict]:
+    """Smaller SGLang scenarios (serq.oracle.sglang_fuzz), most reducing first;
+    the event loop, the policy and ignore_eos as they were."""
+    reqs = s["requests"]
+    yield from _fewer(s, "requests")
+    for key, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
+        for i in range(len(reqs)):
+            yield from _smaller(s, ("requests", i, key), lo)
+    for i in range(len(reqs)):
+        if "prefix" in reqs[i]:
+            c = copy.deepcopy(s)
+            del c["requests"][i]["prefix"]
+            yield c
+            yield from _smaller(s, ("requests", i, "prefix", "tokens"), 1)
+    for key, lo in (("kv_tokens", 8), ("max_running", 1), ("budget", 1), ("chunk", 0)):
+        yield from _smaller(s, (key,), lo)
+
+
 def shrink(s: dict, disagrees: Callable[[dict], bool], budget: int = 400) -> dict:
     """Greedy: take the first smaller scenario that still disagrees, until none does."""
     return shrink_with(s, disagrees, candidates, feasible, budget)
