@@ -661,7 +661,7 @@ def oracle_sglang(scenario, use_sglang, diff):
     p = sglang_program(s)
     from .sim import simulate
     rep = simulate(p, step_log=diff)
-    ours = SG.outcome(rep, p)
+    ours = SG.outcome(rep, p, s.get("overlap", False))
     t_ours = time.perf_counter() - t0
     if not diff:
         click.echo(SG.dumps(ours))

@@ -121,7 +121,7 @@ def _kind(name: str) -> _Kind:
     if name == "sglang":
         from ..oracle import sglang as SG, sglang_fuzz as G
         return _Kind(V.SGLANG, "sglang_s", "scenario", "scenarios", G.generate, A.sglang_program,
-                     lambda rep, p, s: SG.outcome(rep, p), SG.diff,
+                     lambda rep, p, s: SG.outcome(rep, p, s.get("overlap", False)), SG.diff,
                      lambda s, bad: F.shrink_with(s, bad, F.sglang_candidates, G.feasible),
                      lambda rep, ours, log, s: SG.report(SG.ours_by_step(rep.step_log, ours),
                                                          SG.theirs_by_step(log)))

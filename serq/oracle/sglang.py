@@ -116,12 +116,15 @@ def _int(x: float):
     return int(x) if float(x).is_integer() else x
 
 
-def outcome(report, program: M.Program) -> dict:
+def outcome(report, program: M.Program, overlap: bool = False) -> dict:
     """`{"requests": [{"req", "first", "last", "retractions", "cached",
     "finish"}], "steps"}`: request i is session i; `first` and `last` the
     steps whose batch computed the first and last output token (a token
     observed at time k + 1 was computed in step k); `finish` "length" (every
-    request generates its `out` tokens); `steps` the last token's step + 1."""
+    request generates its `out` tokens); `steps` the loop's iterations until
+    the last token's output is sent: the last token's step + 1, or + 2 under
+    the overlap loop, which processes a batch's result in the next iteration
+    (scheduler.py:2108-2120)."""
     n = len(program.arrival.sessions) if type(program.arrival) is M.ASessions else 0
     seen: dict = {}
     for name in ("first", "done", "retractions", "cached_tokens"):
@@ -137,7 +140,7 @@ def outcome(report, program: M.Program) -> dict:
                      "cached": None if cached is None else _int(cached),
                      "finish": "length" if done is not None else None})
     last = [r["last"] for r in reqs if r["last"] is not None]
-    return {"requests": reqs, "steps": (max(last) + 1) if last else 0}
+    return {"requests": reqs, "steps": (max(last) + 1 + overlap) if last else 0}
 
 
 def diff(ours: dict, theirs: dict) -> list[str]:
