@@ -87,6 +87,11 @@ vllm-env:
 sglang-env:
 	tools/oracle/install_sglang_env.sh
 
+# Regenerate the committed SGLang outputs (tools/oracle/sglang/: the named
+# scenarios and their logs, 300 random ones); CHECK=1 compares byte for byte.
+sglang-oracle: sglang-env
+	$(PY) tools/oracle/sglang/regen.py $(if $(CHECK),--check,)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
 
