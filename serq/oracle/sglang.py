@@ -88,7 +88,8 @@ def inputs(s: dict) -> dict:
     """The program's inputs (`--set`) for a scenario."""
     return {"kv_tokens": str(s["kv_tokens"]), "max_running": str(s["max_running"]), "budget": str(s["budget"]),
             "chunk": str(s.get("chunk", 0) or "inf"), "conserv": repr(float(s.get("conservativeness", 1.0))),
-            "ignore_eos": "1" if s.get("ignore_eos", True) else "0"}
+            "ignore_eos": "1" if s.get("ignore_eos", True) else "0",
+            "lpm": "1" if s.get("policy", "fcfs") == "lpm" else "0"}
 
 
 def horizon(s: dict) -> float:

@@ -90,8 +90,11 @@ PINNED_ENV = {
     "SGLANG_TEST_RETRACT": ("false", False),                     # :423
     "SGLANG_ENABLE_WAR_BARRIER": ("false", False),                # :701
 }
-for _k in [k for k in os.environ if k.startswith("SGLANG_")]:
-    del os.environ[_k]
+# The LPM policy's in-batch prefix thresholds are read from the environment
+# too, unprefixed (managers/schedule_policy.py:110-119): their defaults, 32.
+for _k in [k for k in os.environ if k.startswith("SGLANG_")] + [
+        "IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD", "IN_BATCH_PREFIX_CACHING_DEPRIORITIZE_THRESHOLD"]:
+    os.environ.pop(_k, None)
 for _k, (_v, _) in PINNED_ENV.items():
     os.environ[_k] = _v
 os.environ["HF_HUB_OFFLINE"] = "1"
