@@ -73,6 +73,7 @@ CTX_VARS = (
     "Position",   # Victim
     "Admitted", "Preempted",            # Plan
     "Demand", "Served", "Arrived",      # Iteration (claims)
+    "Reserved",   # Held: a live hold's reserve less its allocation
 )
 
 
@@ -176,7 +177,18 @@ class ECost:
     expr: "Expr"
 
 
-Expr = Union[ENum, EAttr, ECtx, ESample, EReg, EFn, EQuery, EPrice, EUnary, EBinary, ECond, EAgg, ECost]
+@dataclass(frozen=True)
+class ERunSum:
+    """``sum r in running (e)``: Σ e over step stage ``stage``'s residents
+    as they stand, e read for each (moment ``Serve``: its attributes,
+    decoding, admission, remaining)."""
+
+    stage: int
+    expr: "Expr"
+
+
+Expr = Union[ENum, EAttr, ECtx, ESample, EReg, EFn, EQuery, EPrice, EUnary, EBinary, ECond, EAgg, ECost,
+             ERunSum]
 
 # ---------------------------------------------------------------------------
 # Statements
@@ -252,7 +264,7 @@ class SLoad:
     expr: Expr
 
 
-RUN_MODES = ("Plain", "Prefill", "Decode")
+RUN_MODES = ("Plain", "Prefill", "Decode", "Await")
 
 
 @dataclass(frozen=True)
@@ -374,6 +386,9 @@ class Pool:
     # `cache shared;`: the cache is content-addressed (block by block, by the
     # tokens and the blocks before them) and shared by every session
     shared: bool = field(default=False, metadata=OMIT_DEFAULT)
+    # `reserve held (e);`: what each live hold keeps reserved, e read for it
+    # at every admission and growth (None: its reserve less its allocation)
+    held: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

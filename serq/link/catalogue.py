@@ -24,7 +24,7 @@ CTX_BARE = {
     "now": "Now", "waited": "Waited", "size": "Size", "age": "Age", "last": "Last",
     "waiting": "Waiting", "present": "Present", "decoding": "Decoding", "admission": "Admission",
     "remaining": "Remaining", "position": "Position", "demand": "Demand", "served": "Served",
-    "arrived": "Arrived",
+    "arrived": "Arrived", "reserved": "Reserved",
     # the cost's variables, as a claim over iterations names them
     "tokens": "Ntok", "prefilled": "Npre", "decoders": "Ndec", "residents": "Nres",
     "kv_decode": "Kvb", "kv_prefill": "Kvp", "attention": "Attn",
@@ -67,7 +67,7 @@ KEYWORDS = {
     "let", "def", "use", "fn", "pool", "stage", "device", "engine", "workload", "server", "queue",
     "share", "gauge", "claim", "hold", "grow", "drop", "release", "load", "run", "branch", "with",
     "while", "loop", "fork", "join", "choose", "end", "observe", "set", "turn", "mark", "transfer",
-    "tool", "cap", "block", "evict", "preempt", "reserve", "reuse", "cache", "lease", "else",
+    "tool", "cap", "block", "evict", "preempt", "reserve", "reuse", "cache", "lease", "else", "await",
     "prefill", "decode", "growing", "schedule", "execute", "request", "tokens", "granule", "state",
 }
 BUILTIN_NAMES = set(FUNCTIONS) | set(POOL_QUERIES) | set(STAGE_QUERIES) | OTHER_FUNCTIONS | \

@@ -80,6 +80,7 @@ class PoolMeta:
     spill: Optional[M.Spill] = None
     admit_via: Optional[int] = None
     reserve_held: bool = False
+    held: Optional[M.Expr] = None
     loc: Optional[M.Loc] = None
     decl: Optional[A.PoolDecl] = None
     shared: bool = False
@@ -756,6 +757,8 @@ class Linker(ExprMixin):
                     pm.queue = tuple(self.expr(k, Env(clause="queue_key")) for k in o.exprs)
                 elif o.kind == "reserve_held":
                     pm.reserve_held = True
+                    if o.exprs:
+                        pm.held = self.expr(o.exprs[0], Env(clause="held"))
                 elif o.kind == "cache_shared":
                     pm.shared = True
                 elif o.kind == "spill":
@@ -1398,6 +1401,15 @@ class Linker(ExprMixin):
             growing = self.ref_of(s.growing, S, "pool") if s.growing is not None else None
             self.emit(out, M.SRun(sref, mode.capitalize(), work, growing), s.span, side)
             return
+        if t is A.RAwait:
+            if env.in_request is None:
+                self.fail("E111", "`await;` is a statement of an engine's request", s.span,
+                          help="it keeps the request on its engine for one more iteration")
+            eng = env.in_request
+            sref = self.mk(M.Ref(eng.base, 1, None), s.span)
+            work = self.mk(M.ECost((M.Target("stage", eng.base),), self.num(0, s.span)), s.span)
+            self.emit(out, M.SRun(sref, "Await", work), s.span, side)
+            return
         if t is A.RAdmission:
             self.fail("E256", "`at admission { … }` stands once, at the top level of an engine's request",
                       s.span)
@@ -1772,7 +1784,8 @@ class Linker(ExprMixin):
 
     def build(self) -> M.Program:
         pools = tuple(M.Pool(pm.name, pm.index, pm.cap, pm.block, pm.evict, pm.preempt, pm.queue,
-                             pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared)
+                             pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared,
+                             held=pm.held)
                       for pm in self.pools_meta)
         stages = []
         for sm in self.stages_meta:

@@ -89,6 +89,7 @@ def inputs(s: dict) -> dict:
     return {"kv_tokens": str(s["kv_tokens"]), "max_running": str(s["max_running"]), "budget": str(s["budget"]),
             "chunk": str(s.get("chunk", 0) or "inf"), "conserv": repr(float(s.get("conservativeness", 1.0))),
             "ignore_eos": "1" if s.get("ignore_eos", True) else "0",
+            "overlap": "1" if s.get("overlap", False) else "0",
             "lpm": "1" if s.get("policy", "fcfs") == "lpm" else "0"}
 
 
@@ -136,7 +137,7 @@ def outcome(report, program: M.Program, overlap: bool = False) -> dict:
         first, done = seen.get(("first", i)), seen.get(("done", i))
         ret, cached = seen.get(("retractions", i)), seen.get(("cached_tokens", i))
         reqs.append({"req": i, "first": None if first is None else _int(first - 1),
-                     "last": None if done is None else _int(done - 1),
+                     "last": None if done is None else _int(done - 1 - overlap),
                      "retractions": None if ret is None else _int(ret),
                      "cached": None if cached is None else _int(cached),
                      "finish": "length" if done is not None else None})

@@ -40,7 +40,7 @@ from .errors import Fault, fmt_num
 from . import stroke
 from .limits import WATCH_RESIDENTS
 from .pools import GROW_SELF, GROW_STALL
-from .stages import MODE_DECODE, MODE_PREFILL, Stage
+from .stages import MODE_AWAIT, MODE_DECODE, MODE_PREFILL, Stage
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
 C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
@@ -118,6 +118,9 @@ class StepStage(Stage):
         self.need_kv = bool(needs & {"Kvb", "Kvp"}) or self.items is not None
         self.need_attn = "Attn" in needs
         self.claims_every = []
+        self.awaits = any(type(s) is M.SRun and s.mode == "Await" and s.stage.base <= sid < s.stage.base + s.stage.count
+                          for b in sim.program.blocks for s in b.stmts)
+        self.awaiting = ()
         self.strokes = sim.strokes and stroke.eligible(self, decl)
         self.stroke_iters = 0   # iterations advanced in strokes (for the tests and the benchmark)
 
@@ -300,7 +303,10 @@ class StepStage(Stage):
         self.planning = False
         batch = plan.batch
         preempted = sim.npreempt - plan.pre0
-        if not batch and not preempted:
+        # the residents awaiting this iteration (`await;`): it runs for them
+        # too, and they leave when it ends
+        awaiting = [j for j in self.residents if j.mode == MODE_AWAIT and j.alive] if self.awaits else ()
+        if not batch and not preempted and not awaiting:
             self.plan = None
             if saved_regs is not None and not plan.admitted:
                 for r, v in zip(self.regs, saved_regs):
@@ -370,6 +376,7 @@ class StepStage(Stage):
             sim.check_iteration_claims(self, plan)
         if now >= sim.warmup:
             self.iterations += 1
+        self.awaiting = awaiting
         sim.schedule(now + cost, self._end, batch)
         return True
 
@@ -494,6 +501,15 @@ class StepStage(Stage):
             if not pool.nqueued:
                 continue
             req = pool.head()
+            # the header reads the iteration's batch so far (batch.tokens, batch.prefilled)
+            ntok = npre = 0.0
+            for j in plan.batch:
+                ntok += j.plan_n
+                if j.mode == MODE_PREFILL:
+                    npre += j.plan_n
+            ctx = sim.ctx
+            ctx[C_NTOK] = ntok
+            ctx[C_NPRE] = npre
             vals = sim.fits_req(req)
             if vals is None:
                 plan.no_admit = True
@@ -585,8 +601,13 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 sim.client_decode(j.thread, n)
         self.served_total += served
+        awaited = self.awaiting
+        if awaited:
+            self.awaiting = ()
+            done_any = True
         if done_any:
-            for j in [j for j in self.residents if j.rem == 0.0]:
+            # a resident awaiting an iteration leaves at the end of one it was there for
+            for j in [j for j in self.residents if j.rem == 0.0 and (j.mode != MODE_AWAIT or j in awaited)]:
                 self.residents.remove(j)
                 self.n -= 1
                 j.alive = False
