@@ -143,3 +143,52 @@ def test_reserve_held_reading_budget_left_does_not_link():
     with pytest.raises(SerqError) as e:
         program(held="reserve held (budget_left(e));")
     assert "budget_left" in e.value.render() and "reserve held (e)" in e.value.render()
+
+
+BLOCKED = """
+  device gpu {{ kv cap 12; }}
+  engine e on gpu {{
+    reqs cap 4;
+    tokens cap 64;
+    state stop = 0;
+    schedule {{
+      advance running;
+      admit waiting while (stop == 0) taking reqs ({reqs}), kv (prompt) reserve (prompt + o);
+      set stop = {stop};
+    }}
+    execute (1);
+    request (prompt, output) {{
+      prefill (prompt) growing kv;
+      decode (output - 1) growing kv;
+    }}
+  }}
+  pool kv on gpu {{ block 1; evict lru; preempt none; }}
+  pool reqs on e {{ queue fifo; }}
+  stage gate : delay;
+  workload {{
+    arrive batch(3);
+    init {{ set prompt = 4; set o = 2; set arrive = 0; }}
+    session {{ run gate (cost(gate, arrive)); turn; }}
+  }}
+  server {{ e (prompt, o); observe done = now; }}
+"""
+
+
+def test_waiting_blocked_says_the_kv_refused_the_head():
+    """KV of 12, three requests reserving 4 + 2 each: r0 and r1 fill it, r2
+    is refused by the KV at 0 (waiting.blocked 1): an engine that stops
+    admitting for good once blocked never admits r2 (the run ends with it
+    waiting), one that does not stop admits it at 2, when r0 and r1 have
+    ended; refused by `reqs` (its units above the cap until 2), r2 does not
+    block, and is admitted at 2."""
+    p = link(BLOCKED.format(reqs="1", stop="waiting.blocked > 0 ? 1 : stop"), horizon=20.0)
+    got, rep = done(p)
+    assert got == {0: 2.0, 1: 2.0}
+    p = link(BLOCKED.format(reqs="1", stop="0"), horizon=20.0)
+    got, rep = done(p)
+    assert got == {0: 2.0, 1: 2.0, 2: 4.0}
+    # refused by `reqs` (its units above the cap), not by the KV: not blocked
+    p = link(BLOCKED.format(reqs="serial == 2 && now < 2 ? 5 : 1", stop="waiting.blocked > 0 ? 1 : stop"),
+             horizon=20.0)
+    got, rep = done(p)
+    assert got == {0: 2.0, 1: 2.0, 2: 4.0}

@@ -74,6 +74,7 @@ CTX_VARS = (
     "Admitted", "Preempted",            # Plan
     "Demand", "Served", "Arrived",      # Iteration (claims)
     "Reserved",   # Held: a live hold's reserve less its allocation
+    "Blocked",    # Plan: the iteration's admission stopped at a head its engine's memory could not hold
 )
 
 

@@ -63,7 +63,7 @@ MOMENTS = {m.name: m for m in [
     _m("Held", ["Decoding", "Remaining", "Position", "Reserved", "Now"], True, False, False,
        ALL_QUERIES - {"BudgetLeft", "Work"},
        description="a pool's reserve held (e), read for each live hold"),
-    _m("Plan", list(RESIDENTS) + ["Ntok", "Npre", "Admitted", "Preempted"], False, False, False,
+    _m("Plan", list(RESIDENTS) + ["Ntok", "Npre", "Admitted", "Preempted", "Blocked"], False, False, False,
        ALL_QUERIES - {"Work"},
        description="a schedule's branch guard, while condition or register assignment"),
     _m("Gauge", [], False, False, False,
@@ -91,7 +91,7 @@ CTX_SPELLING = {
     "Attn": "batch.attention", "Decoding": "decoding", "Admission": "admission",
     "Remaining": "remaining", "Position": "position", "Admitted": "waiting.admitted",
     "Preempted": "running.preempted", "Demand": "demand", "Served": "served",
-    "Arrived": "arrived", "Reserved": "reserved",
+    "Arrived": "arrived", "Reserved": "reserved", "Blocked": "waiting.blocked",
 }
 
 QUERY_SPELLING = {

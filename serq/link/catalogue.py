@@ -38,7 +38,7 @@ ENGINE_SPELLING = {  # a claim's bare name -> how an engine's clauses spell it
 
 RUNNING = {"count": "Nres", "decoding": "Ndec", "kv_decode": "Kvb", "kv_prefill": "Kvp",
            "preempted": "Preempted"}
-WAITING = {"count": None, "admitted": "Admitted"}
+WAITING = {"count": None, "admitted": "Admitted", "blocked": "Blocked"}
 BATCH = {"tokens": "Ntok", "prefilled": "Npre", "decoding": "Ndec", "kv_decode": "Kvb",
          "kv_prefill": "Kvp", "attention": "Attn"}
 
@@ -51,7 +51,7 @@ ENGINE_CLAUSES = {
     "sched_serve": {"running.count", "waiting.count", "running.decoding", "running.kv_decode",
                     "running.kv_prefill"},
     "sched_plan": {"running.count", "waiting.count", "running.decoding", "running.kv_decode",
-                   "running.kv_prefill", "running.preempted", "waiting.admitted", "batch.tokens",
+                   "running.kv_prefill", "running.preempted", "waiting.admitted", "waiting.blocked", "batch.tokens",
                    "batch.prefilled"},
     "execute": {"running.count", "waiting.count", "batch.tokens", "batch.prefilled",
                 "batch.decoding", "batch.kv_decode", "batch.kv_prefill", "batch.attention"},

@@ -45,14 +45,14 @@ from .stages import MODE_AWAIT, MODE_DECODE, MODE_PREFILL, Stage
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
 C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
 C_DECODING, C_ADMISSION, C_REMAINING = CTX["Decoding"], CTX["Admission"], CTX["Remaining"]
-C_ADMITTED, C_PREEMPTED = CTX["Admitted"], CTX["Preempted"]
+C_ADMITTED, C_PREEMPTED, C_BLOCKED = CTX["Admitted"], CTX["Preempted"], CTX["Blocked"]
 
 I_SERVE, I_ADMIT, I_BRANCH, I_SET = 0, 1, 2, 3
 
 
 class Plan:
     __slots__ = ("budget", "left", "chunk", "batch", "pre0", "admitted", "no_admit", "ended",
-                 "it", "full", "admitted_sids")
+                 "it", "full", "admitted_sids", "blocked")
 
     def __init__(self, budget, chunk, pre0, it):
         self.budget = budget
@@ -65,6 +65,7 @@ class Plan:
         self.ended = False      # a grower preempted itself under lifo: no more serving
         self.it = it
         self.full = False       # exclusive prefill: headers see the full budget
+        self.blocked = 0.0      # admission stopped at a head the engine's memory could not hold
 
 
 def is_lifo(keys) -> bool:
@@ -228,6 +229,7 @@ class StepStage(Stage):
         ctx[C_NPRE] = npre
         ctx[C_ADMITTED] = float(plan.admitted)
         ctx[C_PREEMPTED] = float(self.sim.npreempt - plan.pre0)
+        ctx[C_BLOCKED] = plan.blocked
 
     # -- budget_left ---------------------------------------------------------
     def budget_left_query(self) -> float:
@@ -510,9 +512,12 @@ class StepStage(Stage):
             ctx = sim.ctx
             ctx[C_NTOK] = ntok
             ctx[C_NPRE] = npre
+            sim.unfit = None
             vals = sim.fits_req(req)
             if vals is None:
                 plan.no_admit = True
+                if sim.unfit is not None and sim.unfit == self.mem_pid:
+                    plan.blocked = 1.0
                 return None
             t = req.thread
             sim.admit(req, vals)
