@@ -181,8 +181,8 @@ class ECost:
 @dataclass(frozen=True)
 class ERunSum:
     """``sum r in running (e)``: Σ e over step stage ``stage``'s residents
-    as they stand, e read for each (moment ``Serve``: its attributes,
-    decoding, admission, remaining)."""
+    as they stand, e read for each (moment ``Running``: its attributes,
+    decoding, admission, remaining, its position on the engine's memory)."""
 
     stage: int
     expr: "Expr"

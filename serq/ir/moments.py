@@ -60,6 +60,8 @@ MOMENTS = {m.name: m for m in [
     _m("Victim", ["Decoding", "Admission", "Position", "Now"], True, False, False,
        ALL_QUERIES - {"BudgetLeft"},
        description="a pool's preemption keys, read for each candidate"),
+    _m("Running", list(RESIDENTS) + ["Decoding", "Admission", "Remaining", "Position", "Now"], True, False, False,
+       description="the body of sum … in running (…), read for each running request"),
     _m("Held", ["Decoding", "Remaining", "Position", "Reserved", "Now"], True, False, False,
        ALL_QUERIES - {"BudgetLeft", "Work"},
        description="a pool's reserve held (e), read for each live hold"),

@@ -338,7 +338,7 @@ class Checker:
                                  x, help="an engine's running requests are read in its tokens cap, "
                                          "schedule, execute and keys")
                 else:
-                    self.check_expr(x.expr, MOMENTS["Serve"], stage=x.stage, regs_ok=regs_ok)
+                    self.check_expr(x.expr, MOMENTS["Running"], stage=x.stage, regs_ok=regs_ok)
             elif t is M.EAgg:
                 if x.agg not in M.AGGS:
                     self.problem("E910", f"unknown aggregate {x.agg!r}", x)

@@ -323,7 +323,7 @@ class ExprMixin:
 
     def running_sum(self, e: A.Agg, env: Env) -> M.Expr:
         """`sum r in running (e)`: Σ e over the engine's running requests, e
-        read for each (its attributes, decoding, admission, remaining)."""
+        read for each (its attributes, decoding, admission, remaining, position)."""
         if e.kind != "sum":
             self.fail("E403", f"over an engine's running requests an aggregate is a sum, not `{e.kind}`",
                       e.span, env=env, help="write `sum r in running (…)`")

@@ -263,16 +263,17 @@ class Compiler:
 
     def running_sum(self, e: M.ERunSum):
         """``sum r in running (e)``: e read for each resident of the engine
-        as it stands (decoding, admission, remaining set for it)."""
+        as it stands (decoding, admission, remaining and its growing hold's
+        position set for it)."""
         f = self.expr(e.expr)
         sim = self.sim
         sid = e.stage
         ctx = sim.ctx
-        c_dec, c_adm, c_rem = CTX["Decoding"], CTX["Admission"], CTX["Remaining"]
+        c_dec, c_adm, c_rem, c_pos = CTX["Decoding"], CTX["Admission"], CTX["Remaining"], CTX["Position"]
         decode = MODE_DECODE   # noqa: F841 (read by run_sum)
 
         def run_sum(_t):
-            saved = ctx[c_dec], ctx[c_adm], ctx[c_rem]
+            saved = ctx[c_dec], ctx[c_adm], ctx[c_rem], ctx[c_pos]
             tot = 0.0
             try:
                 for j in sim.stages[sid].residents:
@@ -281,9 +282,11 @@ class Compiler:
                     ctx[c_dec] = 1.0 if j.mode == decode else 0.0
                     ctx[c_adm] = float(j.order)
                     ctx[c_rem] = j.rem
+                    pa = j.pa
+                    ctx[c_pos] = pa.pos if pa is not None and not pa.released else 0.0
                     tot += f(j.thread)
             finally:
-                ctx[c_dec], ctx[c_adm], ctx[c_rem] = saved
+                ctx[c_dec], ctx[c_adm], ctx[c_rem], ctx[c_pos] = saved
             return tot
         return run_sum
 
