@@ -6,9 +6,10 @@ towards one behaviour of SGLang's scheduler:
 
   shared    roomy KV, staggered arrivals, requests starting with one to three
             shared prompts: the radix cache's hits across requests
-  retract   a tight pool, long outputs, staggered arrivals, `ignore_eos` off
-            and mostly a low `conservativeness` (a low new-token ratio):
-            decode retraction (`retract_decode`) and the ratio after it
+  retract   five to nine requests with long outputs arriving over 20 steps,
+            a pool of one to three of them, `ignore_eos` off and mostly a low
+            `conservativeness` (a low new-token ratio): decode retraction
+            (`retract_decode`) and the ratio after it
   chunk     long prompts and a small `chunk` (chunked_prefill_size)
   lpm       the longest-prefix-match policy over several shared prompts
   seqcap    `max_running` 1-3 with 4-8 requests
@@ -52,7 +53,7 @@ def feasible(s: dict) -> bool:
 def generate(seed: int, i: int) -> dict:
     rng = random.Random(f"{seed}:{i}")
     flavour = FLAVOURS[i % len(FLAVOURS)]
-    n = rng.randint(4, 7) if flavour in ("retract", "conserv") else rng.randint(2, 7)
+    n = rng.randint(5, 9) if flavour == "retract" else rng.randint(4, 7) if flavour == "conserv" else rng.randint(2, 7)
     reqs = []
     for _ in range(n):
         if flavour == "chunk":
@@ -69,14 +70,18 @@ def generate(seed: int, i: int) -> dict:
             out = rng.randint(1, 24)
         if flavour in ("shared", "wild", "lpm"):
             arrive = rng.randint(0, 12)
-        elif flavour in ("retract", "conserv"):
+        elif flavour == "retract":
+            arrive = rng.randint(0, 20)
+        elif flavour == "conserv":
             arrive = rng.randint(0, 40)
         else:
             arrive = rng.choice([0, 0, 0, rng.randint(0, 6)])
         reqs.append({"prompt": prompt, "out": out, "arrive": arrive})
     peak = max(r["prompt"] + r["out"] for r in reqs)
     total = sum(r["prompt"] + r["out"] for r in reqs)
-    if flavour in ("retract", "reserve", "conserv"):
+    if flavour == "retract":
+        kv = peak + 1 + rng.randint(peak // 2, 2 * peak)
+    elif flavour in ("reserve", "conserv"):
         kv = peak + 1 + rng.randint((total - peak) // 4, max(1, (total - peak) * 3 // 4))
     elif flavour == "wild":
         kv = peak + 1 + rng.randint(0, total)
@@ -93,7 +98,7 @@ def generate(seed: int, i: int) -> dict:
         "budget": budget,
         "policy": "lpm" if flavour == "lpm" or (flavour == "wild" and rng.random() < 0.5) else "fcfs",
         "ignore_eos": flavour == "reserve" or (flavour not in ("retract",) and rng.random() < 0.5),
-        "conservativeness": (rng.choice([0.1, 0.2, 0.3, 0.5, 1.0]) if flavour == "retract" else
+        "conservativeness": (rng.choice([0.05, 0.1, 0.1, 0.2, 0.3, 1.0]) if flavour == "retract" else
                              rng.choice([0.3, 0.5, 1.0, 1.5, 2.0]) if flavour in ("conserv", "wild") else 1.0),
         "overlap": (i // len(FLAVOURS)) % 2 == 1,
         "requests": reqs,
