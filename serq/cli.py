@@ -485,10 +485,11 @@ def oracle_fuzz(n, seed, out_dir, kind):
     _campaign(kind, n, seed, out_dir)
 
 
-def _campaign(kind: str, n: int, seed: int, out_dir: str):
+def _campaign(kind: str, n: int, seed: int, out_dir: str, shrink: bool = True):
     """A campaign (serq/api/campaign.py) with its progress on stderr."""
     from .api.campaign import campaign
-    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True))
+    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True),
+                 shrink=shrink)
     click.echo(c.summary())
     sys.exit(0 if c.agree else 1)
 
@@ -674,11 +675,13 @@ def oracle_sglang(scenario, use_sglang, diff):
 
 @oracle.command(name="sglang-fuzz")
 @_fuzz_options("SGLang scenarios")
-def oracle_sglang_fuzz(n, seed, out_dir):
+@click.option("--no-shrink", "no_shrink", is_flag=True,
+              help="count the disagreements without shrinking them (nothing is written)")
+def oracle_sglang_fuzz(n, seed, out_dir, no_shrink):
     """Random SGLang scenarios through serQ and SGLang's real scheduler; a
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
-    _campaign("sglang", n, seed, out_dir)
+    _campaign("sglang", n, seed, out_dir, shrink=not no_shrink)
 
 
 if __name__ == "__main__":  # pragma: no cover

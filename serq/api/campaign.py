@@ -169,9 +169,10 @@ def _ours(kind: _Kind, s: dict, log: bool = False, clock: Optional[list] = None)
 
 
 def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Optional[str] = None,
-             progress: Optional[Callable[[str], None]] = None) -> Campaign:
+             progress: Optional[Callable[[str], None]] = None, shrink: bool = True) -> Campaign:
     """Run ``n`` random inputs of ``harness`` through serQ and vLLM (needs
-    ``.venv-vllm``: `make vllm-env`); shrink each disagreement and, with
+    ``.venv-vllm``: `make vllm-env`; ``sglang``: ``.venv-sglang``); with
+    ``shrink`` (the default) shrink each disagreement and, with
     ``out``, write it there.  ``progress`` receives a line every 100 inputs
     and one per disagreement."""
     from ..oracle.vllm import Harness
@@ -196,7 +197,11 @@ def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Option
             t_vllm += time.perf_counter() - b if i else 0.0
             d = kind.diff(mine, theirs)
             if d:
-                found.append(_record(kind, h, s, i, d, disagrees, seed, out, say))
+                if shrink:
+                    found.append(_record(kind, h, s, i, d, disagrees, seed, out, say))
+                else:
+                    found.append(Disagreement(i, s, s, d, "", None))
+                    say(f"{kind.label} {i}: DISAGREE ({'; '.join(d[:3])})")
             if (i + 1) % 100 == 0:
                 say(f"  {i + 1}/{n} {kind.unit}, {len(found)} disagreeing")
         start = h.startup
