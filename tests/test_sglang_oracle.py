@@ -135,7 +135,7 @@ def test_the_generator_is_the_committed_suite_and_every_scenario_is_feasible():
     ({"kv_tokens": 50}, "'max_running' must be a whole number ≥ 1"),
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "policy": "lifo"}, "'policy' must be 'fcfs' or 'lpm'"),
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "conservativeness": 0}, "'conservativeness' must be a number in (0, 100]"),
-    ({"max_running": 2, "kv_tokens": 20, "budget": 8}, "request 0 (prompt 16 + out 4) does not fit 'kv_tokens' 20"),
+    ({"max_running": 2, "kv_tokens": 21, "budget": 8}, "request 0 (prompt 16 + out 4) does not fit 'kv_tokens' 21"),
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "overlap": 1}, "'overlap' must be true or false"),
 ])
 def test_a_scenario_serq_cannot_run_is_refused_with_a_located_message(bad, msg):
@@ -238,5 +238,5 @@ def test_a_bad_scenario_file_is_refused_by_the_harness_without_a_traceback(tmp_p
                          text=True, timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (f"error: {bad}: scenario: requests[0]: prompt 9 + out 4 does not fit kv_tokens 10 "
-                          "(SGLang refuses a prompt over kv_tokens - 6 and a request over kv_tokens - 1): "
-                          "it could never run\n")
+                          "(SGLang refuses a prompt over kv_tokens - 6 and cuts a request's outputs to "
+                          "kv_tokens - 2 in all)\n")

@@ -319,11 +319,12 @@ def parse_scenario(obj) -> dict:
         q["prefix"] = io.prefix_field(r, w, min(q["prompt"], SHARED_STRIDE - 1), "its prompt")
         own += q["prompt"] - (q["prefix"][1] if q["prefix"] else 0)
         # max_req_len = min(context_len, kv_tokens) - 1, max_req_input_len = that - 5
-        # (tp_worker.py:569-573): a longer request would be refused or truncated.
-        if q["prompt"] + q["out"] > p["kv_tokens"] - 1 or q["prompt"] > p["kv_tokens"] - 6:
+        # (tp_worker.py:569-573), max_new_tokens at most max_req_len - prompt - 1
+        # (scheduler.py:2709-2716): a longer request would be refused or truncated.
+        if q["prompt"] + q["out"] > p["kv_tokens"] - 2 or q["prompt"] > p["kv_tokens"] - 6:
             raise ScenarioError(f"{w}: prompt {q['prompt']} + out {q['out']} does not fit kv_tokens "
-                                f"{p['kv_tokens']} (SGLang refuses a prompt over kv_tokens - 6 and a "
-                                "request over kv_tokens - 1): it could never run")
+                                f"{p['kv_tokens']} (SGLang refuses a prompt over kv_tokens - 6 and cuts "
+                                "a request's outputs to kv_tokens - 2 in all)")
     if OWN_BASE + own >= SHARED_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({own})")
     p["requests"] = reqs
@@ -580,8 +581,8 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
             "steps": rec.step,
             "sglang": sg.sglang.__version__,
         }
-        for i in range(n):
-            if rec.sent[i][2] != reqs[i]["out"] and sc["ignore_eos"]:
+        for i in range(n):    # no made-up token is EOS: every request runs to its max_new_tokens
+            if rec.sent[i][2] != reqs[i]["out"]:
                 raise RuntimeError(f"request {i}: {rec.sent[i][2]} tokens, asked for {reqs[i]['out']}")
         if keep_log:
             out["log"] = log

@@ -18,20 +18,16 @@ SGLANG_PYTHON=path for another interpreter).
 
 from __future__ import annotations
 
-import argparse
-import filecmp
 import glob
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.dirname(HERE)
 ROOT = os.path.dirname(os.path.dirname(ORACLE))
 sys.path.insert(0, ORACLE)
-from regen import run_batch, write  # noqa: E402
+from regen import regen_main, run_batch, write  # noqa: E402
 
 RANDOM_N = 300
 RANDOM_SEED = 1
@@ -76,31 +72,7 @@ def generate(dest: str) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="regenerate elsewhere and compare with the committed files")
-    args = ap.parse_args(argv)
-    if not args.check:
-        written = generate(HERE)
-        print(f"wrote {len(written)} files under {HERE}", file=sys.stderr)
-        return 0
-    tmp = tempfile.mkdtemp(prefix="sglang-regen-")
-    try:
-        written = generate(tmp)
-        bad = [rel for rel in written if not os.path.exists(os.path.join(HERE, rel))
-               or not filecmp.cmp(os.path.join(HERE, rel), os.path.join(tmp, rel), shallow=False)]
-        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "g*.json"))}
-        extra = sorted(have - set(written))
-        for rel in bad:
-            print(f"DIFFERS: {rel}", file=sys.stderr)
-        for rel in extra:
-            print(f"NOT GENERATED (stale?): {rel}", file=sys.stderr)
-        if bad or extra:
-            return 1
-        print(f"OK: {len(written)} files byte-identical to a fresh regeneration", file=sys.stderr)
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return regen_main(argv, __doc__, HERE, generate, [os.path.join("random", "g*.json")], "sglang-regen-")
 
 
 if __name__ == "__main__":
