@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from serq.api.oracle import sglang_program
+from serq.oracle.programs import sglang_program
 from serq.diag import SerqError
 from serq.oracle import sglang as SG, sglang_fuzz as G
 from serq.sim import simulate
@@ -157,7 +157,7 @@ def test_serq_oracle_sglang_prints_the_harness_layout(tmp_path):
 
 
 def test_the_campaign_knows_the_sglang_harness():
-    from serq.api.campaign import HARNESSES, _kind
+    from serq.oracle.campaigns import HARNESSES, _kind
     assert "sglang" in HARNESSES
     k = _kind("sglang")
     s = k.generate(1, 3)
@@ -225,7 +225,7 @@ def test_serq_oracle_sglang_diff_says_agree_and_times_both():
 def test_a_small_sglang_fuzz_agrees_on_all_but_one(tmp_path):
     """16 fresh scenarios (seed 5) through both, unshrunk: one parts, scenario 11,
     on the overlap loop."""
-    from serq.api.campaign import campaign
+    from serq.oracle.campaigns import campaign
     c = campaign("sglang", n=16, seed=5, shrink=False)
     assert c.n == 16 and [d.index for d in c.disagreements] == [11], str(c)
     assert G.generate(5, 11)["overlap"] is True

@@ -71,7 +71,7 @@ class Drawing(str):
 class Program:
     """A linked program.  ``ir`` is its IR (``serq.ir.model.Program``),
     ``path`` where it came from, ``sets`` the inputs it was given; ``run``,
-    ``set``, ``sweep``, ``draw``, ``json``."""
+    ``set``, ``draw``, ``json``; ``serq.sweep(prog, …)`` sweeps it."""
 
     def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
                  defaults: Optional[dict] = None, instance: Optional[str] = None,
@@ -130,14 +130,24 @@ class Program:
         if self.from_ir:
             raise usage(f"{self.path} is IR: its constants are already folded, so its inputs cannot be set",
                         help="load the .sq program to set its inputs")
-        texts = set_texts(values)
-        return _link(self._text, self.path, {**self.sets, **texts}, self.defaults, instance=self.instance,
-                     given={**self.given, **texts})
+        return self._relinked(set_texts(values), _compile)
 
-    def linked(self, sets: dict) -> "Program":
+    def linked(self, sets: dict, link=None) -> "Program":
         """The program with its inputs updated by ``sets`` (values as for ``set``);
-        itself when there are none."""
-        return self.set(**sets) if sets else self
+        itself when there are none.  ``link(text, path, sets)``, where given,
+        makes the IR (a sweep's: serq.sweeps.links), which must be the
+        linker's for those inputs."""
+        if not sets:
+            return self
+        if link is None or self.from_ir:
+            return self.set(**sets)
+        return self._relinked(set_texts(sets), link)
+
+    def _relinked(self, texts: dict, link) -> "Program":
+        sets = {**self.sets, **texts}
+        return Program(link(self._text, self.path, sets), path=self.path, text=self._text, sets=sets,
+                       from_ir=False, defaults=self.defaults, instance=self.instance,
+                       given={**self.given, **texts})
 
     # -- runs ---------------------------------------------------------------
     def settings(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
@@ -203,11 +213,6 @@ class Program:
         program = target.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
         return Report(simulate(program, origin=target.origin()))
 
-    def sweep(self, **kw):
-        """``serq.sweep(self, …)``."""
-        from ..sweeps import sweep
-        return sweep(self, **kw)
-
     # -- drawings ---------------------------------------------------------------
     def draw(self, view: str = "deployment", fmt: str = "svg") -> Drawing:
         """The deployment or the session as SVG or TikZ (``serq draw``)."""
@@ -244,10 +249,14 @@ def _int(what: str, value) -> int:
     return int(value)
 
 
+def _compile(text: str, path: str, sets: dict):
+    from ..link import compile_source
+    return compile_source(text, path, sets=sets)
+
+
 def _link(text: str, path: str, sets: dict, defaults: Optional[dict] = None, *,
           instance: Optional[str] = None, given: Optional[dict] = None) -> Program:
-    from ..link import compile_source
-    return Program(compile_source(text, path, sets=sets), path=path, text=text, sets=sets, from_ir=False,
+    return Program(_compile(text, path, sets), path=path, text=text, sets=sets, from_ir=False,
                    defaults=defaults, instance=instance, given=given)
 
 

@@ -67,7 +67,7 @@ def check(s: dict, where: str, base: str = ".") -> dict:
                 bad(f"{k!r} must be a whole number ≥ {lo}")
         if hb != MOONCAKE_BLOCK:
             bad(f"a Mooncake trace file's hash ids name {MOONCAKE_BLOCK} tokens")
-        rows = read_mooncake(os.path.join(base, s["trace"]), s["first"], s["count"])
+        rows = read_mooncake(os.path.normpath(os.path.join(base, s["trace"])), s["first"], s["count"])
         if len(rows) < s["count"]:
             bad(f"the trace has {len(rows)} rows from line {s['first']}, the slice needs {s['count']}")
         first = s["first"]

@@ -75,17 +75,16 @@ def plot_format(path: str) -> str:
 # ---------------------------------------------------------------- a sweep's table
 
 def _rows(source) -> tuple[list, list, list]:
-    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep``, a
-    pandas DataFrame or ``(columns, rows)``.  The inputs are the columns
-    with no dot but ``seed``."""
-    from ..sweeps import Sweep
-    from ..sweeps.table import read
+    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep`` (a
+    table's ``columns`` and ``rows``), a pandas DataFrame or ``(columns,
+    rows)``.  The inputs are the columns with no dot but ``seed``."""
+    from ..tables.table import read
     if isinstance(source, (str, os.PathLike)):
         cols, rows = read(os.fspath(source))
-    elif isinstance(source, Sweep):
-        cols, rows = source.columns, source.rows
     elif hasattr(source, "to_dict") and hasattr(source, "columns"):
         cols, rows = [str(c) for c in source.columns], source.to_dict("records")
+    elif hasattr(source, "columns") and hasattr(source, "rows"):    # a Sweep, read as its table
+        cols, rows = source.columns, source.rows
     else:
         cols, rows = source
     inputs = [c for c in cols if "." not in c and c != "seed"]
@@ -109,7 +108,7 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     their least to greatest as a band, each seed as a dot; one line per value
     of ``by``.  ``where`` keeps the rows whose inputs have these values
     (``{"B": 2048}``).  Every other input must be constant."""
-    from ..sweeps.spread import spread
+    from ..tables.spread import spread
     cols, rows, inputs = _rows(source)
     _column(x, cols, "--x")
     _column(y, cols, "--y")
@@ -205,7 +204,7 @@ def _series(source, read_one, what: str) -> dict:
 
 
 def _dump_csv(path: str, want: tuple) -> list:
-    from ..sweeps.table import read
+    from ..tables.table import read
     cols, rows = read(path)
     missing = [c for c in want if c not in cols]
     if missing:

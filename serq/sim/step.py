@@ -81,6 +81,7 @@ def _order_key(j):
 class StepStage(Stage):
     kind = "step"
     is_step = True
+    Plan = Plan     # (serq.sim.stroke plans a trial admission)
 
     def __init__(self, sim, sid, decl, comp):
         super().__init__(sim, sid, decl)
@@ -123,7 +124,9 @@ class StepStage(Stage):
                           for b in sim.program.blocks for s in b.stmts)
         self.awaiting = ()
         self.strokes = sim.strokes and stroke.eligible(self, decl)
+        self.head_memo = {}     # hold statement -> what its refusal reads (serq.sim.stroke)
         self.stroke_iters = 0   # iterations advanced in strokes (for the tests and the benchmark)
+        self.stroke_past_head = 0   # ... of them with a head waiting that they could not admit
 
     def _items(self, body, comp):
         out = []
@@ -171,6 +174,7 @@ class StepStage(Stage):
         job.served_it = -1
         job.stalled = False
         job.plan_n = 0.0
+        job.mem_pas = None
         bisect.insort(self.residents, job, key=_order_key)
 
     def remove(self, job) -> None:
@@ -186,15 +190,22 @@ class StepStage(Stage):
                 plan.left += job.plan_n
             job.served_it = -1
 
-    def mem_alloc(self, thread) -> float:
-        pid = self.mem_pid
-        if pid is None:
-            return 0.0
+    def mem_alloc(self, job) -> float:
+        """What a resident holds of the engine's memory: its thread's
+        allocations there, in the thread's order.  Which allocations those
+        are does not change while the job is a resident (its thread waits
+        for it; a lease may end, which `released` says), so they are found
+        once per residency."""
+        pas = job.mem_pas
+        if pas is None:
+            pid = self.mem_pid
+            if pid is None:
+                return 0.0
+            pas = job.mem_pas = [pa for h in job.thread.holds for pa in h.allocs if pa.pool.pid == pid]
         tot = 0.0
-        for h in thread.holds:
-            for pa in h.allocs:
-                if pa.pool.pid == pid and not pa.released:
-                    tot += pa.alloc
+        for pa in pas:
+            if not pa.released:
+                tot += pa.alloc
         return tot
 
     def set_res_ctx(self) -> None:
@@ -210,9 +221,9 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 nd += 1
                 if need_kv:
-                    kvb += self.mem_alloc(j.thread)
+                    kvb += self.mem_alloc(j)
             elif need_kv:
-                kvp += self.mem_alloc(j.thread)
+                kvp += self.mem_alloc(j)
         ctx[C_NDEC] = float(nd)
         ctx[C_KVB] = kvb
         ctx[C_KVP] = kvp
@@ -328,12 +339,12 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 ndec += 1
                 if need_kv:
-                    kvb += self.mem_alloc(j.thread)
+                    kvb += self.mem_alloc(j)
             else:
                 if j.mode == MODE_PREFILL:
                     npre += n
                 if need_kv:
-                    kvp += self.mem_alloc(j.thread)
+                    kvp += self.mem_alloc(j)
                 if self.need_attn or self.claims_every:
                     k0 = j.pa.pos if j.pa is not None else j.work - j.rem
                     attn += n * (k0 + n / 2.0)
@@ -611,9 +622,23 @@ class StepStage(Stage):
             self.awaiting = ()
             done_any = True
         if done_any:
-            # a resident awaiting an iteration leaves at the end of one it was there for
-            for j in [j for j in self.residents if j.rem == 0.0 and (j.mode != MODE_AWAIT or j in awaited)]:
-                self.residents.remove(j)
+            res = self.residents
+            # a resident awaiting an iteration (`await;`) leaves at the end of
+            # one it was there for
+            done = [j for j in res if j.rem == 0.0 and (j.mode != MODE_AWAIT or j in awaited)]
+            # a job's end only makes its thread ready: the residents leave in
+            # one pass, not one list.remove each (a machine job's callback
+            # may read them, so then each leaves as it ends)
+            one_pass = all(j.thread is not None for j in done)
+            if one_pass:
+                if awaited:
+                    gone = {id(j) for j in done}
+                    res[:] = [j for j in res if id(j) not in gone]
+                else:
+                    res[:] = [j for j in res if j.rem != 0.0]
+            for j in done:
+                if not one_pass:
+                    res.remove(j)
                 self.n -= 1
                 j.alive = False
                 if now >= sim.warmup:

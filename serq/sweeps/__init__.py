@@ -18,7 +18,7 @@ from typing import Optional
 
 from ..diag import SerqError
 from . import grid as G
-from .spread import spread
+from ..tables.spread import spread
 
 __all__ = ["sweep", "Sweep"]
 
@@ -30,7 +30,7 @@ class Sweep:
     ``plot(x=, y=, by=)``."""
 
     def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
-        from .table import columns
+        from ..tables.table import columns
         self.inputs = list(inputs)
         self.seeds = list(seeds)
         self.rows = rows
@@ -54,11 +54,11 @@ class Sweep:
 
     def write(self, path: str) -> None:
         """Write the table as ``.csv`` or ``.parquet``."""
-        from .table import write
+        from ..tables.table import write
         write(os.fspath(path), self.columns, self.rows)
 
     def csv(self) -> str:
-        from .table import csv_text
+        from ..tables.table import csv_text
         return csv_text(self.columns, self.rows)
 
     # -- the spread across seeds ------------------------------------------------
@@ -173,7 +173,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     when stderr is a terminal).  ``out``: also write the table there."""
     from . import backends
     from ..api.program import Program, load, usage
-    from .table import table_format
+    from ..tables.table import table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
         program = load(os.fspath(program))
@@ -189,19 +189,32 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
     pts = G.points(lists)
-    # link every point before running any
-    irs = []
-    from .. import ir as I
-    for point in pts:
-        p = program.linked(point).settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
-        if p.trace is not None and not os.path.isabs(p.trace):
-            p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
-        irs.append(I.dumps(p))
+    # the workers start (and import the simulator) while the points are linked
+    pool = backends.start(jobs, len(pts) * len(seed_list)) if dask is None else None
+    bar = None
+    try:
+        # link every point before running any (serq.sweeps.links: one parse,
+        # and a template for the points of one shape where they are many)
+        irs = []
+        from .. import ir as I
+        from ..api.program import set_texts
+        from .links import Links
+        link = Links(program, [set_texts(point) for point in pts])
+        for point in pts:
+            p = program.linked(point, link).settings(horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                                     trace=trace)
+            if p.trace is not None and not os.path.isabs(p.trace):
+                p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
+            irs.append(I.dumps(p))
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
     bar = _bar(len(tasks), progress)
     results = {}
     try:
-        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask,
+        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask, pool=pool,
                                               on_done=bar.update if bar else (lambda: None)):
             if diags is not None:
                 point = pts[index // len(seed_list)]
