@@ -39,16 +39,17 @@ def load(path: str) -> dict:
     return check(s, path, os.path.dirname(path))
 
 
-def check(s: dict, where: str, base: str = ".") -> dict:
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
+def spec_head(s, keys: set, engine: tuple, bad) -> dict:
+    """A replay spec's object, its keys, its engine's whole fields (``chunk``
+    ≥ 0, the others ≥ 1; any other key of ``engine`` is the caller's) and its
+    positive ``step_ms``, each refused by ``bad(message)``; the engine."""
     if not isinstance(s, dict):
         bad("a spec is a JSON object")
-    if set(s) - KEYS:
-        bad(f"unknown key {sorted(set(s) - KEYS)[0]!r}")
+    if set(s) - keys:
+        bad(f"unknown key {sorted(set(s) - keys)[0]!r}")
     eng = s.get("engine")
-    if not isinstance(eng, dict) or set(eng) - set(ENGINE):
-        bad("'engine' is {\"budget\", \"max_seqs\", \"block_size\", \"num_blocks\", \"chunk\"}")
+    if not isinstance(eng, dict) or set(eng) - set(engine):
+        bad("'engine' is {" + ", ".join(f'"{k}"' for k in engine) + "}")
     for k in ENGINE:
         v = eng.get(k, 0 if k == "chunk" else None)
         if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "chunk" else 1):
@@ -56,6 +57,13 @@ def check(s: dict, where: str, base: str = ".") -> dict:
     st = s.get("step_ms")
     if isinstance(st, bool) or not isinstance(st, (int, float)) or not st > 0:
         bad("'step_ms' must be a positive number")
+    return eng
+
+
+def check(s: dict, where: str, base: str = ".") -> dict:
+    def bad(msg):
+        raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
+    eng = spec_head(s, KEYS, ENGINE, bad)
     hb = s.get("hash_block", MOONCAKE_BLOCK)
     if not isinstance(hb, int) or isinstance(hb, bool) or hb < 1:
         bad("'hash_block' must be a whole number ≥ 1")

@@ -21,24 +21,34 @@ REPLAY = os.path.join(ROOT, "tools", "oracle", "vllm_replay_oracle.py")
 MOONCAKE = os.path.join(ROOT, "tools", "oracle", "vllm_mooncake_oracle.py")
 PD = os.path.join(ROOT, "tools", "oracle", "vllm_pd_oracle.py")
 SGLANG = os.path.join(ROOT, "tools", "oracle", "sglang_oracle.py")
+MEASURED = os.path.join(ROOT, "tools", "oracle", "vllm_measured_oracle.py")
 
-# each engine's harness environment: (variable, venv, make target, what it holds)
-ENVS = {"vllm": ("SERQ_VLLM_VENV", ".venv-vllm", "vllm-env", "vLLM 0.33.0"),
-        "sglang": ("SERQ_SGLANG_VENV", ".venv-sglang", "sglang-env", "SGLang 0.5.23")}
+# each harness's environment: (engine, version) -> (variable, venv, make target)
+ENVS = {("vllm", "0.33.0"): ("SERQ_VLLM_VENV", ".venv-vllm", "vllm-env"),
+        ("vllm", "0.19.0"): (None, ".venv-vllm-0.19", "vllm-env-0.19"),
+        ("sglang", "0.5.23"): ("SERQ_SGLANG_VENV", ".venv-sglang", "sglang-env")}
+DEFAULT_VERSION = {"vllm": "0.33.0", "sglang": "0.5.23"}
 
 
 def engine_of(script: str) -> str:
     return "sglang" if script == SGLANG else "vllm"
 
 
-def python(engine: str = "vllm") -> str:
-    var, default, target, holds = ENVS[engine]
-    venv = os.environ.get(var, os.path.join(ROOT, default))
+def python(engine: str = "vllm", version: Optional[str] = None) -> str:
+    """The python of a harness's environment: vLLM 0.33.0's
+    (``SERQ_VLLM_VENV`` or .venv-vllm), vLLM ``version``'s
+    (.venv-vllm-0.19 for 0.19.0) or SGLang's (``SERQ_SGLANG_VENV`` or
+    .venv-sglang)."""
+    version = version or DEFAULT_VERSION[engine]
+    var, default, target = ENVS[(engine, version)]
+    venv = os.environ.get(var, os.path.join(ROOT, default)) if var else os.path.join(ROOT, default)
     exe = os.path.join(venv, "bin", "python")
     if not os.path.exists(exe):
+        holds = f"{'SGLang' if engine == 'sglang' else 'vLLM'} {version}"
         raise SerqError(Diagnostic(
             "E960", f"{holds.split()[0]}'s environment is not built ({exe} is missing)",
-            help=f"run `make {target}` (a few minutes; CPU only), or point {var} at a venv with {holds}"))
+            help=f"run `make {target}` (a few minutes; CPU only)"
+                 + (f", or point {var} at a venv with {holds}" if var else "")))
     return exe
 
 
@@ -87,10 +97,12 @@ class Harness:
         return False
 
 
-def run_once(scenario_path: str, steps: bool = False, script: str = HARNESS) -> tuple[dict, float]:
-    """The harness on one file, as a user would run it; (output, seconds)."""
+def run_once(scenario_path: str, steps: bool = False, script: str = HARNESS,
+             version: Optional[str] = None) -> tuple[dict, float]:
+    """The harness on one file, as a user would run it (under vLLM
+    ``version``'s environment); (output, seconds)."""
     t0 = time.perf_counter()
-    out = subprocess.run([python(engine_of(script)), script, scenario_path] + (["--steps"] if steps else []),
+    out = subprocess.run([python(engine_of(script), version), script, scenario_path] + (["--steps"] if steps else []),
                          capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if out.returncode != 0:

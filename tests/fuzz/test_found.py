@@ -61,9 +61,9 @@ def test_an_infinite_mean_of_a_draw_does_not_link():
     """`args.number("N_new", inf)`: an `OverflowError` in serq/sim/pools/pool.py."""
     assert _err(lambda: _example("examples/multi-turn/vllm_chat.sq", 'args.number("N_new", 120)',
                                  'args.number("N_new", inf)')) == (
-        "examples/multi-turn/vllm_chat.sq:66:20: error[E408]: the mean of `~exp` is a finite number ≥ 0, not inf\n"
+        "examples/multi-turn/vllm_chat.sq:70:20: error[E408]: the mean of `~exp` is a finite number ≥ 0, not inf\n"
         "   |\n"
-        "66 |       set n = ceil(~exp(N_new));\n"
+        "70 |       set n = ceil(~exp(N_new));\n"
         "   |                    ^^^^^^^^^^^\n"
         "  = help: `~exp(m)` draws an exponential of mean m")
 
@@ -372,7 +372,7 @@ def test_a_content_id_beyond_what_a_block_name_packs_stops_the_run_there():
     p = _example("examples/multi-turn/shared_system_prompt.sq", 'args.number("tenants", 4)',
                  'args.number("tenants", 1e308)', horizon=5.0)
     msg = _err(lambda: simulate(p))
-    assert msg.startswith("examples/multi-turn/shared_system_prompt.sq:81:7: error[R021]: `content`: the id is ")
+    assert msg.startswith("examples/multi-turn/shared_system_prompt.sq:85:7: error[R021]: `content`: the id is ")
     assert ": a whole number from 0 to 2^53 (session " in msg.splitlines()[0]
 
 
