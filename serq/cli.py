@@ -508,7 +508,7 @@ def oracle_diff(scenario, program, sets):
     _verdict(text, fields, "steps", t_ours, t_vllm)
 
 
-def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float) -> None:
+def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float, engine: str = "vLLM") -> None:
     """The first divergence (or `agree`), the fields that differ, both times;
     exit 0 only when both agree."""
     if text == "agree" and fields:
@@ -516,8 +516,8 @@ def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float) -
     click.echo(text)
     for f in fields:
         click.echo(f"  {f}")
-    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
-               f"(process, vLLM import included): {t_vllm / t_ours:.0f}x")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), {engine} harness {t_vllm:.2f} s "
+               f"(process, {engine} import included): {t_vllm / t_ours:.0f}x")
     sys.exit(0 if text == "agree" and not fields else 1)
 
 
@@ -543,10 +543,11 @@ def oracle_fuzz(n, seed, out_dir, kind):
     _campaign(kind, n, seed, out_dir)
 
 
-def _campaign(kind: str, n: int, seed: int, out_dir: str):
+def _campaign(kind: str, n: int, seed: int, out_dir: str, shrink: bool = True):
     """A campaign (serq/oracle/campaigns.py) with its progress on stderr."""
     from .oracle.campaigns import campaign
-    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True))
+    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True),
+                 shrink=shrink)
     click.echo(c.summary())
     sys.exit(0 if c.agree else 1)
 
@@ -850,6 +851,53 @@ def oracle_pd_fuzz(n, seed, out_dir):
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
     _campaign("pd", n, seed, out_dir)
+
+
+# ---------------------------------------------------------------- the SGLang oracle
+
+@oracle.command(name="sglang")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--sglang", "use_sglang", is_flag=True,
+              help="print what SGLang 0.5.23's real scheduler gives (tools/oracle/sglang_oracle.py)")
+@click.option("--diff", "diff", is_flag=True,
+              help="run both; print the first step where they part (what each prefilled, decoded, "
+                   "retracted) or `agree`")
+def oracle_sglang(scenario, use_sglang, diff):
+    """An SGLang SCENARIO.json through examples/oracle/sglang_request.sq on the step
+    clock; print serQ's answer in the SGLang harness's format."""
+    import time
+    from .oracle.programs import sglang_program
+    from .oracle import sglang as SG
+    from .oracle.vllm import SGLANG, run_once
+    if use_sglang and not diff:
+        theirs, _ = run_once(scenario, script=SGLANG)
+        click.echo(SG.dumps(theirs))
+        return
+    s = SG.load(scenario)
+    t0 = time.perf_counter()
+    p = sglang_program(s)
+    from .sim import simulate
+    rep = simulate(p, step_log=diff)
+    ours = SG.outcome(rep, p, s.get("overlap", False))
+    t_ours = time.perf_counter() - t0
+    if not diff:
+        click.echo(SG.dumps(ours))
+        return
+    theirs, t_sg = run_once(scenario, steps=True, script=SGLANG)
+    text = SG.report(SG.ours_by_step(rep.step_log, ours), SG.theirs_by_step(theirs["log"]))
+    fields = SG.diff(ours, theirs)
+    _verdict(text, fields, "steps", t_ours, t_sg, engine="SGLang")
+
+
+@oracle.command(name="sglang-fuzz")
+@_fuzz_options("SGLang scenarios")
+@click.option("--no-shrink", "no_shrink", is_flag=True,
+              help="count the disagreements without shrinking them (nothing is written)")
+def oracle_sglang_fuzz(n, seed, out_dir, no_shrink):
+    """Random SGLang scenarios through serQ and SGLang's real scheduler; a
+    disagreement is shrunk to a minimal scenario and written with its first
+    divergence."""
+    _campaign("sglang", n, seed, out_dir, shrink=not no_shrink)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from . import divergence
 from .outcome import diff_rows
-from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, with_shared_kv
+from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, whole as _whole, with_shared_kv
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_pd.sq")
 KEYS = {"P", "D", "xfer_steps", "proxy_delay", "requests"}
@@ -30,10 +30,6 @@ def load(path: str) -> dict:
     data = read_json(path, "P/D scenario")
     check(data, path)
     return data
-
-
-def _whole(v, lo) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
 
 
 def check(s, where: str = "scenario") -> None:

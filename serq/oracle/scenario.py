@@ -25,10 +25,13 @@ REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
 MAX_PREFIXES = 20
 
 
+def whole(v, lo) -> bool:
+    """A whole number (not a bool) of at least ``lo``."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+
+
 def shared_prompt_ok(pre, most) -> bool:
     """A well-formed shared prompt of at most ``most`` tokens."""
-    def whole(v, lo):
-        return isinstance(v, int) and not isinstance(v, bool) and v >= lo
     return (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and whole(pre["id"], 0)
             and pre["id"] < MAX_PREFIXES and whole(pre["tokens"], 1) and pre["tokens"] <= most)
 

@@ -136,6 +136,7 @@ class _Builder(Transformer):
     opt_preempt_lifo = _opt("preempt_lifo")
     opt_queue_fifo = _opt("queue_fifo")
     opt_reserve_held = _opt("reserve_held")
+    opt_reserve_held_by = _opt("reserve_held", 1)
     opt_cache_shared = _opt("cache_shared")
     opt_cache_shared_fifo = _opt("cache_shared_fifo")
 
@@ -317,6 +318,10 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def r_decode(self, meta, c):
         return A.RDecode(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def r_await(self, meta, c):
+        return A.RAwait(self.sp(meta))
 
     @v_args(meta=True)
     def r_admission(self, meta, c):
