@@ -172,6 +172,7 @@ class Pool:
         self.admit_via = decl.admit_via
         self.reserve_held = decl.reserve_held
         self.f_held = None      # `reserve held (e)`, compiled with the rules
+        self.f_cache_at = None  # `cache at (e)` (read on a content-addressed pool)
         self.memory_of = None   # the step stage whose memory this pool is
         self.dirty = True
         # statistics
@@ -200,6 +201,7 @@ class Pool:
         self.f_victim = [comp.expr(k) for k in self.preempt_keys]
         self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
         self.f_held = comp.expr(self.decl.held) if self.decl.held is not None else None
+        self.f_cache_at = comp.expr(self.decl.cache_at) if self.decl.cache_at is not None else None
         sp = self.decl.spill
         if sp is not None:
             self.spill_to = comp.member(sp.to, "pool")
@@ -275,7 +277,7 @@ class Pool:
         finally:
             for i, v in zip(_HELD_CTX, saved):
                 ctx[i] = v
-        return tot
+        return round_down(self.block, tot)
 
     def prefilling(self) -> float:
         """``prefilling(P)``: what the running prefills of the engine this pool
