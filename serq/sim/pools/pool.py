@@ -245,7 +245,10 @@ class Pool:
         ``decoding`` (its run on the engine is a decode), ``remaining`` (the
         tokens that run has left once the iteration's batch so far is done),
         ``position`` and ``reserved`` (its reserve less its allocation, at
-        least 0); a negative or NaN value counts as 0."""
+        least 0); a negative or NaN value counts as 0, and the total is
+        rounded down to whole blocks (a fraction of a block reserves none:
+        SGLang's strict check of a whole number against a fraction,
+        mem_cache/prefill_budget.py:114-130)."""
         ctx = self.sim.ctx
         saved = [ctx[i] for i in _HELD_CTX]
         c_dec, c_rem, c_pos, c_res = _HELD_CTX
