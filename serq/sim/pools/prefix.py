@@ -270,8 +270,10 @@ class SharedPool(Pool):
         held = 0
         if h:
             names = chain(sess, self.bs, h)
+            index = self.index
             for j in range(h):
-                if self._first(names[j]).ref > 0:
+                cur = index[names[j]]       # (_first, written out)
+                if (cur[0] if type(cur) is list else cur).ref > 0:
                     held += 1
         return self.fits_admission(need - held * self.bs)
 
@@ -296,7 +298,7 @@ class SharedPool(Pool):
             need = new * bs
             self.make_room(need)
             self.used += need
-            blocks.extend(Blk(None, 1) for _ in range(new))
+            blocks.extend([Blk(None, 1) for _ in range(new)])
         pa.blocks = blocks
         pa.nnamed = h
         pa.alloc = float(len(blocks) * bs)
@@ -310,7 +312,7 @@ class SharedPool(Pool):
     def grow(self, pa, need: float) -> None:
         self.make_room(need)
         self.used += need
-        pa.blocks.extend(Blk(None, 1) for _ in range(int(round(need / self.bs))))
+        pa.blocks.extend([Blk(None, 1) for _ in range(int(round(need / self.bs)))])
         pa.alloc += need
 
     def scheduled(self, pa, tokens: float) -> None:
