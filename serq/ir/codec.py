@@ -210,6 +210,14 @@ def _scalar(x) -> str:
     raise _NotPlain
 
 
+def _value(v, nl: str, out: list) -> None:
+    tv = type(v)
+    if tv is dict or tv is list:
+        _write(v, nl, out)
+    else:
+        out.append(_scalar(v))
+
+
 def _write(x, nl: str, out: list) -> None:
     """Append the text of `x`, at the indentation `nl` ends with."""
     t = type(x)
@@ -228,12 +236,7 @@ def _write(x, nl: str, out: list) -> None:
             first = False
             out.append(_str(k))
             out.append(": ")
-            v = x[k]
-            tv = type(v)
-            if tv is dict or tv is list:
-                _write(v, inner, out)
-            else:
-                out.append(_scalar(v))
+            _value(x[k], inner, out)
         out.append(nl)
         out.append("}")
     elif t is list:
@@ -249,11 +252,7 @@ def _write(x, nl: str, out: list) -> None:
                 out.append(",")
                 out.append(inner)
             first = False
-            tv = type(v)
-            if tv is dict or tv is list:
-                _write(v, inner, out)
-            else:
-                out.append(_scalar(v))
+            _value(v, inner, out)
         out.append(nl)
         out.append("]")
     else:

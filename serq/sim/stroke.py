@@ -584,30 +584,14 @@ def advance(stage) -> None:
     pop, push = heapq.heappop, heapq.heappush
     while i < m_cap:
         next_cross = cross[0][0] if cross else m_cap
-        if names and names[0][0] < next_cross:
-            if i >= names[0][0] and i < next_cross:
-                # an iteration that names blocks and grows none: the same
-                # cost, nothing the head or the plan reads changes
-                t_next = t + cost
-                if not (t < t_next < lim):
-                    break
-                if acc_n is None:
-                    stage.tick(t0)
-                    acc_n, acc_busy = stage.acc_n, stage.acc_busy
-                while names and names[0][0] <= i:
-                    _, r, pa = pop(names)
-                    pa.pool.scheduled(pa, pa.pos + i + 1.0)
-                    push(names, (i + pa.pool.bs, r, pa))
-                dt = t_next - t
-                acc_n += nres * dt
-                acc_busy += dt
-                if i == 0:
-                    t_first = t_next
-                t = t_next
-                i += 1
-                continue
-            next_cross = names[0][0]
-        elif i >= next_cross:
+        next_name = names[0][0] if names else m_cap
+        if i >= next_name and i < next_cross:
+            # an iteration that names blocks and grows none: the same cost;
+            # nothing the head or the plan reads changes
+            crossing = grow = ()
+            kvb_post = kvb
+            c = cost
+        if i >= next_cross:
             # the residents that need a block at this iteration, in serving
             # order, each fitting as Pool.fits_growth would see it
             first = pop(cross)
@@ -654,32 +638,35 @@ def advance(stage) -> None:
             if need_kv:
                 ctx[C_KVB] = kvb_post
             c = cost_of() if cost_moves else cost
+        if i >= next_cross or i >= next_name:
             t_next = t + c
             if not (c > 0 and t < t_next < lim):
                 break
             # this iteration is the stroke's: grow as its serving would
             # (Sim.grow_to's own steps once the growth is known to fit)
-            if recheck_before:
+            if crossing and recheck_before:
                 break
             if acc_n is None:
                 stage.tick(t0)     # the first iteration's start closes the time before it
                 acc_n, acc_busy = stage.acc_n, stage.acc_busy
-            sim.now = t
-            ctx[C_NOW] = t
-            if recheck and head.kind != GROWTH:
-                was = head.cached_now(sim)
-            if shared_head:
-                vers = [p.version for p in shared_head]
-            for (_, r, pa), d in zip(crossing, grow):
-                pa.pool.grow_at(pa, d, t)
-                push(cross, (int(pa.alloc - pa.pos), r, pa))
-            if head is not None and (
-                    (recheck and (head.kind == GROWTH or head.cached_now(sim) != was)) or
-                    (shared_head and vers != [p.version for p in shared_head])) and \
-                    not refused(stage, head, plan[0], plan[1], n, kvb):
-                # the step-by-step path admits the head in this iteration:
-                # it takes the iteration over from here, the growth done
-                break
+            if crossing:
+                sim.now = t
+                ctx[C_NOW] = t
+                if recheck and head.kind != GROWTH:
+                    was = head.cached_now(sim)
+                if shared_head:
+                    vers = [p.version for p in shared_head]
+                for (_, r, pa), d in zip(crossing, grow):
+                    pa.pool.grow_at(pa, d, t)
+                    push(cross, (int(pa.alloc - pa.pos), r, pa))
+                if head is not None and (
+                        (recheck and (head.kind == GROWTH or head.cached_now(sim) != was)) or
+                        (shared_head and vers != [p.version for p in shared_head])) and \
+                        not refused(stage, head, plan[0], plan[1], n, kvb):
+                    # the step-by-step path admits the head in this iteration:
+                    # it takes the iteration over from here, the growth done
+                    break
+            # the blocks this iteration fills are named (SharedPool.scheduled)
             while names and names[0][0] <= i:
                 _, r, pa = pop(names)
                 pa.pool.scheduled(pa, pa.pos + i + 1.0)
@@ -687,7 +674,7 @@ def advance(stage) -> None:
             kvb = kvb_post
             cost = c
             # the next iteration's plan reads the grown blocks
-            if not plan_static and i + 1 < m_cap and not plan_ok():
+            if crossing and not plan_static and i + 1 < m_cap and not plan_ok():
                 m_cap = i + 1
             dt = t_next - t
             acc_n += nres * dt
@@ -697,7 +684,9 @@ def advance(stage) -> None:
             t = t_next
             i += 1
             continue
-        # the iterations before the next growth: the same cost each
+        # the iterations before the next growth or naming: the same cost each
+        if next_name < next_cross:
+            next_cross = next_name
         t_next = t + cost
         if not (t < t_next < lim):
             break

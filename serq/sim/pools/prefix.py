@@ -225,6 +225,22 @@ class SharedPool(Pool):
         b.name = None
         self.version += 1
 
+    def _unname_all(self, blocks) -> None:
+        """_unname of each block in turn, in one call (a prefill's growth
+        evicts hundreds, a release frees hundreds)."""
+        index = self.index
+        for b in blocks:
+            name = b.name
+            cur = index[name]
+            if cur is b:
+                del index[name]
+            else:
+                cur.remove(b)
+                if len(cur) == 1:
+                    index[name] = cur[0]
+            b.name = None
+        self.version += len(blocks)
+
     def _first(self, name):
         cur = self.index[name]
         return cur[0] if type(cur) is list else cur
@@ -355,9 +371,8 @@ class SharedPool(Pool):
         blocks = pa.blocks
         free_q = self.free_q
         fifo = self.fifo
-        index = self.index
         used, cached = self.used, self.cached
-        unnamed = 0
+        gone = []
         for j in range(len(blocks) - 1, -1, -1):
             b = blocks[j]
             b.ref -= 1
@@ -369,20 +384,12 @@ class SharedPool(Pool):
                     cached += bs
                     continue
                 if name is not None:
-                    # (_unname, written out)
-                    cur = index[name]
-                    if cur is b:
-                        del index[name]
-                    else:
-                        cur.remove(b)
-                        if len(cur) == 1:
-                            index[name] = cur[0]
-                    b.name = None
-                    unnamed += 1
+                    gone.append(b)
                 if fifo:
                     self._free_tail()
         self.used, self.cached = used, cached
-        self.version += unnamed
+        if gone:
+            self._unname_all(gone)
         pa.blocks = []
         pa.nnamed = 0
         self.allocs.pop(pa.seq, None)
@@ -440,30 +447,18 @@ class SharedPool(Pool):
         after = self.sim.now >= self.sim.warmup
         used, cached, cap = self.used, self.cached, self.cap
         evicted = self.evicted_units
-        index = self.index
         popitem = free_q.popitem
-        k = 0
+        gone = []
         while used + cached + need > cap and free_q:
-            b = popitem(last=False)[0]
-            # (_unname, written out: a prefill's growth evicts hundreds)
-            name = b.name
-            cur = index[name]
-            if cur is b:
-                del index[name]
-            else:
-                cur.remove(b)
-                if len(cur) == 1:
-                    index[name] = cur[0]
-            b.name = None
+            gone.append(popitem(last=False)[0])
             cached -= bs
-            k += 1
             if after:
                 evicted += bs
         self.cached = cached
-        self.version += k
+        self._unname_all(gone)
         if after:
             self.evicted_units = evicted
-            self.evicted_entries += k
+            self.evicted_entries += len(gone)
 
     def drop(self, sess) -> None:
         """`drop`: the named blocks of the session's chain that no hold uses
