@@ -35,6 +35,16 @@ growth, or where an eviction changed its own cached prefix).  The first
 iteration at which it would fit is the step-by-step path's, from its
 admission on (its growth done, as that path does it first).
 
+A content-addressed pool (``cache shared;``) is a stroke's too: a resident
+grows there as anywhere (its growth evicting named blocks from the free
+queue's head), and names each block at the iteration that fills it, as
+``SharedPool.scheduled`` does when the step-by-step path serves it; a head
+waiting to be admitted there is tried again after each growth that evicted
+(its admission reads the index, whatever its amounts read).  No stroke while
+a resident's next block could be named by another session's chain (its
+tokens still the session's content): each block a stroke names holds a
+token of the resident's own.
+
 A stroke stops before an iteration that could differ: one whose growth would
 not fit (a preemption), one whose end would reach the next event of the heap,
 the horizon, the warm-up or a mark of the trend (serq.sim.trend), the last
