@@ -182,10 +182,22 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
         comm = _run_comm(run, model, eng.tp, notes)
         if comm:
             values.update({k: repr(v) for k, v in comm.items()})
+    if eng.async_sched:
+        if declares(program, "async_sched"):
+            values["async_sched"] = "1"
+        else:
+            notes.append(f"{program} has no input `async_sched`: it schedules synchronously")
     values.update(sets)
     p, resolved = linker(program, instance, values)
     rp = RP.replay(p, run, eng, arrivals)
     return MeasuredResult(run, program, resolved.instance, rp, notes)
+
+
+def declares(program: str, name: str) -> bool:
+    """Whether the program has the input ``name`` (an `args.number`)."""
+    from ..diag import read_text
+    from ..link.inputs import program_inputs
+    return any(i.name == name for i in program_inputs(read_text(program), program, {}, {}))
 
 
 def _run_comm(run: runs.Run, model, tp: int, notes: list) -> dict:
