@@ -59,7 +59,10 @@ def engine(run: Run, model: Optional[Model]) -> Engine:
         raise SerqError(Diagnostic(E_REPLAY, f"{run.label()} is a data-parallel run ({dp} engines"
                                    f"{' with expert parallelism' if e.get('enable_expert_parallel') else ''}) "
                                    "that step in lockstep, and the replay is one engine",
-                                   help="replay a run of one engine (data_parallel_size 1)"))
+                                   help="replay a run of one engine (data_parallel_size 1); a data-parallel "
+                                        "replay needs which engine served each request (requests.jsonl does not "
+                                        "say) and engines that step in lockstep, and with expert parallelism a "
+                                        "profile of its all-to-all exchange (docs/calibration.md)"))
     tp = e["tensor_parallel_size"]
     bs = kv.get("block_size")
     if bs is None:

@@ -48,6 +48,7 @@ def test_a_data_parallel_run_is_refused_with_the_reason():
     assert e.value.diagnostics[0].message == (
         "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 is a data-parallel run (2 engines with expert parallelism) "
         "that step in lockstep, and the replay is one engine")
+    assert "which engine served each request" in e.value.diagnostics[0].help
 
 
 def test_the_kv_capacity_a_run_does_not_state_is_derived_and_said_so():
