@@ -121,7 +121,11 @@ class AsyncDriver(core.Driver):
     batch that runs in step k + 1 is made as step k starts, before step k's
     output is known (vLLM's output placeholders): a request that arrives
     while step k runs is first scheduled in step k + 2, and one that
-    finishes in step k frees its place for step k + 2."""
+    finishes in step k frees its place for step k + 2.  (0.19.0's rule for
+    not waiting; 0.33.0 also returns after a batch without a token while
+    the scheduler has requests, which parts from this only with no batch in
+    flight and nothing to schedule, a state a workload that fits never
+    reaches.)"""
 
     def run_async(self, arrivals, limit: int, log=None) -> None:
         queue = collections.deque()     # (start, pending, has tokens) in flight, oldest first
