@@ -9,6 +9,7 @@ by hand on the step clock (an iteration with tokens lasts 1)."""
 
 from __future__ import annotations
 
+from serq.calib.replay import client_times
 from serq.sim import simulate
 
 from .helpers import link
@@ -44,7 +45,7 @@ ENGINE = """
 def run(second, asyn):
     aw = "await;" if asyn else ""
     p = link(ENGINE.format(head=aw, tail=aw, second=second), horizon=100.0)
-    rep = simulate(p, step_log=True)
+    rep = simulate(p, step_log=True, client_log=True)
     admitted = {s: r["time"] for r in rep.step_log for s in r["admitted"]}
     last = {s: v for _, s, _, v in rep.samples("last_token")}
     done = {s: v for _, s, _, v in rep.samples("done")}
@@ -67,6 +68,9 @@ def test_a_request_arriving_while_an_iteration_runs_sits_out_the_next():
     assert admitted == {0: 0.0, 1: 3.0}
     assert last == {0: 3.0, 1: 6.0}
     assert done == {0: 4.0, 1: 6.0}
+    # what the measured-run replay reads as the last token: the start of the
+    # iteration after the last that computed one (r0's await, at 3)
+    assert client_times(rep)[1] == {0: 3.0, 1: 6.0}
     assert [(r["time"], r["tokens"]) for r in rep.step_log] == [
         (0.0, {}), (0.0, {0: 4.0}), (1.0, {0: 1.0}), (2.0, {0: 1.0}), (3.0, {1: 4.0}),
         (4.0, {1: 1.0}), (5.0, {1: 1.0}), (6.0, {})]

@@ -33,7 +33,7 @@ def committed(name, version):
 def ours(name, version):
     s = MS.load(os.path.join(HERE, name + ".json"))
     s["free_fifo"] = version == "0.19.0"
-    return MS.outcome(simulate(harness_program(MS, s), client_log=True), s)
+    return MS.outcome(simulate(harness_program(MS, s), client_log=True, step_log=True), s)
 
 
 @needs_shared
@@ -90,3 +90,22 @@ def test_the_harness_reproduces_its_committed_output(tmp_path):
     theirs, _ = run_once(str(path), script=MEASURED)
     s = MS.load(str(path))
     assert MS.diff(MS.outcome(simulate(harness_program(MS, s), client_log=True), s), theirs) == []
+
+
+@needs_shared
+def test_serq_oracle_measured_runs_an_asynchronous_spec_as_the_harness_would(tmp_path):
+    # the first 40 requests of the RTX PRO 6000 workload, asynchronously
+    from click.testing import CliRunner
+    from serq.cli import main
+    spec = json.load(open(os.path.join(HERE, "rtxpro6000_llama8b_async.json")))
+    spec["workload"] = os.path.abspath(os.path.join(HERE, spec["workload"]))
+    spec["count"] = 40
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(spec))
+    r = CliRunner().invoke(main, ["oracle", "measured", str(path)])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    full = committed("rtxpro6000_llama8b_async", "0.33.0")["requests"][:40]
+    # under FCFS without preemption a later request never delays an earlier
+    # one's first token: the 40 start as in the full run
+    assert [x["first"] for x in got["requests"]] == [x["first"] for x in full]

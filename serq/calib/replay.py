@@ -34,7 +34,6 @@ ENGINE_INPUTS = ("bs", "B", "blocks", "max_seqs", "chunk", "prefix")
 # 128 KiB = 1.24 GB, taken for a run that does not state its KV blocks.
 RESERVE_BYTES = 1.238e9
 E_REPLAY = "E982"
-LAST_TOKEN = "last_token"      # the observation of a request's last token (async_sched)
 
 
 @dataclass
@@ -209,7 +208,7 @@ def replay(p: M.Program, run: Run, eng: Engine, how: str = "workload") -> Replay
     from ..sim import simulate
     prog = with_requests(p, run, eng, how)
     validate(prog)
-    rep = simulate(prog, client_log=True, step_log=True)
+    rep = simulate(prog, client_log=True, step_log=True, samples=False)
     ats = arrivals(run, how)
     first, done = client_times(rep)
     missing = [i for i in range(len(run.workload)) if i not in done or first.get(i) is None]
@@ -249,24 +248,31 @@ def pickups(ats: list, starts: list) -> list:
 
 
 def client_times(rep) -> tuple:
-    """``(first, done)``: each session's first token and its answer, by
-    session, from the report's client log; where the program observes
-    ``last_token`` (its request's last token, sent before the request
-    leaves its engine: asynchronous scheduling's `await;`), that is the
-    answer."""
+    """``(first, last)``: each session's first token and its last, by
+    session, from the report's client log (its answer), and where it has a
+    step log, the start of the iteration after the last one that computed
+    a token of the session, when that is earlier: a request that awaits an
+    iteration after its last decode (asynchronous scheduling's `await;`) is
+    answered as it leaves, an iteration after its last token is out."""
     first: dict = {}
     done: dict = {}
     for sid, t_first, t_done in rep.client_log:
         first.setdefault(sid, t_first)
         done.setdefault(sid, t_done)
-    try:
-        last = rep.samples(LAST_TOKEN)
-    except KeyError:
+    if not rep.step_log:
         return first, done
-    sent: dict = {}
-    for _t, sid, _k, v in last:
-        sent.setdefault(sid, v)
-    return first, {sid: sent.get(sid, t) for sid, t in done.items()}
+    starts: dict = {}       # engine -> its iterations' start times
+    last: dict = {}         # session -> (engine, index of its last iteration with a token)
+    for s in rep.step_log:
+        times = starts.setdefault(s["stage"], [])
+        for sid in s["tokens"]:
+            last[sid] = (s["stage"], len(times))
+        times.append(s["time"])
+    for sid, (stage, k) in last.items():
+        times = starts[stage]
+        if sid in done and k + 1 < len(times) and times[k + 1] < done[sid]:
+            done[sid] = times[k + 1]
+    return first, done
 
 
 def check_summary(run: Run) -> Optional[list]:
