@@ -168,7 +168,11 @@ class MeasuredResult:
 
 
 def measured(bundle: str, program: Optional[str], instance: Optional[str], sets: dict, *,
-             arrivals: str = "workload", workload: Optional[str] = None, linker=None) -> MeasuredResult:
+             arrivals: str = "workload", workload: Optional[str] = None, linker=None,
+             declares=None) -> MeasuredResult:
+    """``linker(program, instance, sets)`` links the program; ``declares(program,
+    name)`` says whether it has the input ``name`` (without it, async_sched is
+    given whenever the run scheduled asynchronously)."""
     run = runs.read(bundle, workload)
     program = program or default_program()
     model = RP.model_for(run)
@@ -183,7 +187,7 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
         if comm:
             values.update({k: repr(v) for k, v in comm.items()})
     if eng.async_sched:
-        if declares(program, "async_sched"):
+        if declares is None or declares(program, "async_sched"):
             values["async_sched"] = "1"
         else:
             notes.append(f"{program} has no input `async_sched`: it schedules synchronously")
@@ -191,13 +195,6 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
     p, resolved = linker(program, instance, values)
     rp = RP.replay(p, run, eng, arrivals)
     return MeasuredResult(run, program, resolved.instance, rp, notes)
-
-
-def declares(program: str, name: str) -> bool:
-    """Whether the program has the input ``name`` (an `args.number`)."""
-    from ..diag import read_text
-    from ..link.inputs import program_inputs
-    return any(i.name == name for i in program_inputs(read_text(program), program, {}, {}))
 
 
 def _run_comm(run: runs.Run, model, tp: int, notes: list) -> dict:

@@ -137,3 +137,15 @@ def test_asynchronous_scheduling_gives_the_requests_served_at_once_their_measure
         err = sorted(rp.predicted[i]["ttft"] - rp.measured[i]["ttft"] for i in now)
         out[a] = (err[63] + err[64]) / 2
     assert -0.030 < out["0"] < -0.025 and -0.006 < out["1"] < 0
+
+
+def test_a_program_without_async_sched_replays_an_asynchronous_run_synchronously_and_says_so(tmp_path):
+    src = open("examples/replay/vllm_measured.sq", encoding="utf-8").read()
+    old = 'let async_sched = args.number("async_sched", 0);'
+    assert old in src
+    path = tmp_path / "sync.sq"
+    path.write_text(src.replace(old, "let async_sched = 0;").replace(
+        'use "../lib/vllm.sq";', f'use "{os.path.abspath("examples/lib/vllm.sq")}";'))
+    m = C.measured(bundle("RTXPRO6000/Qwen3-32B"), str(path), "examples/replay/instances/rtxpro6000_qwen32b_tp2.sq")
+    assert f"{path} has no input `async_sched`: it schedules synchronously" in m.notes
+    assert m.replay.steps == 2263     # the synchronous replay's iterations (docs/calibration.md's before)
