@@ -78,15 +78,21 @@ def test_asynchronous_scheduling_starts_every_request_later_and_decodes_it_alike
                        for x, y in zip(sync["requests"], asyn["requests"]))
 
 
-@needs_vllm
-@needs_shared
-def test_the_harness_reproduces_its_committed_output(tmp_path):
-    from serq.oracle.vllm import MEASURED, run_once
-    spec = json.load(open(os.path.join(HERE, "rtxpro6000_llama8b.json")))
+def first_40(tmp_path, name):
+    """The spec NAME.json for its workload's first 40 requests, in tmp_path."""
+    spec = json.load(open(os.path.join(HERE, name + ".json")))
     spec["workload"] = os.path.abspath(os.path.join(HERE, spec["workload"]))
     spec["count"] = 40
     path = tmp_path / "s.json"
     path.write_text(json.dumps(spec))
+    return path
+
+
+@needs_vllm
+@needs_shared
+def test_the_harness_reproduces_its_committed_output(tmp_path):
+    from serq.oracle.vllm import MEASURED, run_once
+    path = first_40(tmp_path, "rtxpro6000_llama8b")
     theirs, _ = run_once(str(path), script=MEASURED)
     s = MS.load(str(path))
     assert MS.diff(MS.outcome(simulate(harness_program(MS, s), client_log=True), s), theirs) == []
@@ -97,11 +103,7 @@ def test_serq_oracle_measured_runs_an_asynchronous_spec_as_the_harness_would(tmp
     # the first 40 requests of the RTX PRO 6000 workload, asynchronously
     from click.testing import CliRunner
     from serq.cli import main
-    spec = json.load(open(os.path.join(HERE, "rtxpro6000_llama8b_async.json")))
-    spec["workload"] = os.path.abspath(os.path.join(HERE, spec["workload"]))
-    spec["count"] = 40
-    path = tmp_path / "s.json"
-    path.write_text(json.dumps(spec))
+    path = first_40(tmp_path, "rtxpro6000_llama8b_async")
     r = CliRunner().invoke(main, ["oracle", "measured", str(path)])
     assert r.exit_code == 0, r.output
     got = json.loads(r.output)
