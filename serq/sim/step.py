@@ -676,7 +676,9 @@ class StepStage(Stage):
             # may read them, so then each leaves as it ends)
             one_pass = all(j.thread is not None for j in done)
             if one_pass:
-                if awaited:
+                # (a resident that came to await while the iteration ran,
+                # `await;` before its admission, stays for the next one)
+                if self.awaits:
                     gone = {id(j) for j in done}
                     res[:] = [j for j in res if id(j) not in gone]
                 else:
