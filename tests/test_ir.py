@@ -124,3 +124,86 @@ def test_validator_refuses_a_shared_block():
     with pytest.raises(SerqError) as info:
         validate(p)
     assert f"block {n} is the body of 2 statements" in info.value.render()
+
+
+# -- the canonical text: the standard library's own characters -----------------
+
+_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70),
+                       st.floats(width=64), st.text(max_size=6))
+_json = st.recursive(_json_leaf, lambda kids: st.one_of(
+    st.lists(kids, max_size=4),
+    st.dictionaries(st.text(max_size=4), kids, max_size=4),
+    st.dictionaries(st.integers(0, 3), kids, min_size=1, max_size=2)), max_leaves=20)
+
+
+def _stdlib(d):
+    return json.dumps(d, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json)
+def test_canonical_text_is_json_dumps_to_the_character(d):
+    """codec.text writes what json.dumps(sort_keys, indent=1, ensure_ascii
+    off, allow_nan off) writes, NaN and infinities refused as it refuses
+    them, keys that are not strings written as it writes them."""
+    from serq.ir.codec import text
+    try:
+        want = _stdlib(d)
+    except ValueError as e:
+        with pytest.raises(ValueError, match="JSON compliant"):
+            text(d)
+        assert "JSON compliant" in str(e)
+        return
+    assert text(d) == want
+
+
+def test_to_data_of_every_example_is_the_field_by_field_encoding():
+    """to_data's per-class plans give what reading each field in turn gives
+    (the variant tags, the one-field forms, the fields left out at their
+    defaults, the floats written as floats)."""
+    import dataclasses
+    import glob
+    import os
+
+    from serq.ir import codec
+    from serq.link import compile_file
+
+    def slow(obj):
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, (int, float)):
+            return codec._num(obj)
+        if isinstance(obj, tuple):
+            return [slow(x) for x in obj]
+        cls = type(obj)
+        fields = dataclasses.fields(obj)
+        hints = codec._hints(cls)
+        record = {}
+        for f in fields:
+            v = getattr(obj, f.name)
+            if f.metadata.get("omit_default") and v == f.default:
+                continue
+            if hints[f.name] is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+                record[f.name] = codec._num(float(v))
+            else:
+                record[f.name] = slow(v)
+        if cls in codec._VARIANT_CLASSES:
+            tag = codec._TAGS[cls]
+            if not fields:
+                return tag
+            if len(fields) == 1 or codec._short(fields, record):
+                return {tag: record[fields[0].name]}
+            return {tag: record}
+        return record
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = [p for p in sorted(glob.glob(os.path.join(root, "examples", "**", "*.sq"), recursive=True))
+             if os.sep + "lib" + os.sep not in p]
+    assert len(paths) > 20
+    for p in paths[::3]:
+        try:
+            prog = compile_file(p)
+        except SerqError:
+            continue       # an example that needs inputs given
+        assert to_data(prog) == slow(prog), p
+        assert dumps(prog) == _stdlib(slow(prog)) + "\n", p

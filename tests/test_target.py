@@ -67,6 +67,16 @@ def test_flags_and_json():
     assert target("examples/oracle/vllm_request_adaptive.sq").args["long_prefill_token_threshold_adaptive"]
 
 
+def test_the_measured_run_program_exports_its_asynchronous_scheduling():
+    # async_sched 1: an await before the request's hold and one inside it
+    # (docs/calibration.md); 0: both branches fold away
+    assert not target("examples/replay/vllm_measured.sq").args["async_scheduling"]
+    assert target("examples/replay/vllm_measured.sq", "async_sched=1").args["async_scheduling"]
+    # SGLang's overlap loop awaits only inside the hold: not vLLM's
+    p = load_program("examples/engines/sglang.sq", ("overlap=1",), need_horizon=False)
+    assert T._awaits(p, next(i for i, st in enumerate(p.stages) if st.name == "sglang")) == (False, True)
+
+
 def _refusal(tmp_path, edit):
     src = open("examples/oracle/vllm_request.sq", encoding="utf-8").read()
     old, new = edit

@@ -38,4 +38,11 @@ def calibrate(profile_dir: str, program: Optional[str] = None, sets: Optional[di
 def measured(bundle: str, program: Optional[str] = None, instance: Optional[str] = None,
              sets: Optional[dict] = None, **kw) -> C.MeasuredResult:
     """serq.calib.command.measured's keywords: arrivals, workload."""
-    return C.measured(bundle, program, instance, dict(sets or {}), linker=link, **kw)
+    return C.measured(bundle, program, instance, dict(sets or {}), linker=link, declares=declares, **kw)
+
+
+def declares(program: str, name: str) -> bool:
+    """Whether the program has the input ``name`` (an `args.number`)."""
+    from ..diag import read_text
+    from ..link.inputs import program_inputs
+    return any(i.name == name for i in program_inputs(read_text(program), program, {}, {}))

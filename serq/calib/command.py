@@ -168,7 +168,11 @@ class MeasuredResult:
 
 
 def measured(bundle: str, program: Optional[str], instance: Optional[str], sets: dict, *,
-             arrivals: str = "workload", workload: Optional[str] = None, linker=None) -> MeasuredResult:
+             arrivals: str = "workload", workload: Optional[str] = None, linker=None,
+             declares=None) -> MeasuredResult:
+    """``linker(program, instance, sets)`` links the program; ``declares(program,
+    name)`` says whether it has the input ``name`` (without it, async_sched is
+    given whenever the run scheduled asynchronously)."""
     run = runs.read(bundle, workload)
     program = program or default_program()
     model = RP.model_for(run)
@@ -182,6 +186,11 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
         comm = _run_comm(run, model, eng.tp, notes)
         if comm:
             values.update({k: repr(v) for k, v in comm.items()})
+    if eng.async_sched:
+        if declares is None or declares(program, "async_sched"):
+            values["async_sched"] = "1"
+        else:
+            notes.append(f"{program} has no input `async_sched`: it schedules synchronously")
     values.update(sets)
     p, resolved = linker(program, instance, values)
     rp = RP.replay(p, run, eng, arrivals)

@@ -16,6 +16,7 @@ With prefix caching the pool is content-addressed (`cache shared;`)."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
@@ -44,6 +45,7 @@ class Engine:
     tp: int
     notes: list = field(default_factory=list)
     free_fifo: bool = False   # vLLM 0.19.0's free queue (`cache shared fifo;`)
+    async_sched: bool = False  # the run scheduled asynchronously (the program's `async_sched`)
 
 
 def engine(run: Run, model: Optional[Model]) -> Engine:
@@ -56,7 +58,10 @@ def engine(run: Run, model: Optional[Model]) -> Engine:
         raise SerqError(Diagnostic(E_REPLAY, f"{run.label()} is a data-parallel run ({dp} engines"
                                    f"{' with expert parallelism' if e.get('enable_expert_parallel') else ''}) "
                                    "that step in lockstep, and the replay is one engine",
-                                   help="replay a run of one engine (data_parallel_size 1)"))
+                                   help="replay a run of one engine (data_parallel_size 1); a data-parallel "
+                                        "replay needs which engine served each request (requests.jsonl does not "
+                                        "say) and engines that step in lockstep, and with expert parallelism a "
+                                        "profile of its all-to-all exchange (docs/calibration.md)"))
     tp = e["tensor_parallel_size"]
     bs = kv.get("block_size")
     if bs is None:
@@ -81,10 +86,18 @@ def engine(run: Run, model: Optional[Model]) -> Engine:
     if fifo:
         notes.append("vLLM 0.19's block pool: every freed block joins the free queue's tail (`cache shared "
                      "fifo;`; 0.33 reuses the ones without a cached prefix first)")
-    if run.scheduler.get("async_scheduling"):
-        notes.append("the run scheduled asynchronously (async_scheduling); the program's clock does not "
-                     "model it (docs/calibration.md)")
-    return Engine(inputs, bs, blocks, bool(prefix), tp, notes, fifo)
+    asyn = run.scheduler.get("async_scheduling")
+    if asyn is None:
+        # an unset async_scheduling resolves to on without speculative
+        # decoding on the uni- and multiprocess executors (config/vllm.py:1685-1719;
+        # 0.19.0's rule is the same)
+        asyn = True
+        notes.append("asynchronous scheduling: not stated; vLLM 0.19.0's and 0.33.0's default, on (async_sched 1)")
+    else:
+        notes.append(f"asynchronous scheduling: {'on' if asyn else 'off'}, as meta.json states "
+                     f"(async_sched {int(bool(asyn))})")
+    return Engine(inputs, bs, blocks, bool(prefix), tp, notes, fifo, bool(asyn))
+
 
 
 def _derived_blocks(run: Run, model: Optional[Model], tp: int, bs: int, notes: list) -> int:
@@ -181,7 +194,7 @@ class Replay:
     predicted: list           # per request: {ttft, tpot, latency} seconds
     measured: list
     peer: Optional[list]
-    steps: int
+    steps: int                # iterations that computed a token
     preemptions: int
     peak_kv: float            # the most KV tokens held at once
 
@@ -197,19 +210,16 @@ def replay(p: M.Program, run: Run, eng: Engine, how: str = "workload") -> Replay
     validate(prog)
     rep = simulate(prog, client_log=True, step_log=True, samples=False)
     ats = arrivals(run, how)
-    first: dict = {}
-    done: dict = {}
-    for sid, t_first, t_done in rep.client_log:
-        first.setdefault(sid, t_first)
-        done.setdefault(sid, t_done)
+    first, done = client_times(rep)
     missing = [i for i in range(len(run.workload)) if i not in done or first.get(i) is None]
     if missing:
         raise SerqError(Diagnostic(E_REPLAY, f"the replay did not finish {len(missing)} of {len(run.workload)} "
                                    f"requests (the first: bench-{missing[0]})",
                                    help="a request that never runs needs more KV than the engine has"))
+    picked = pickups(ats, [s["time"] for s in rep.step_log])
     pred, meas = [], []
     for i, (w, r) in enumerate(zip(run.workload, run.requests)):
-        pred.append(MX.per_request(ats[i], first[i], done[i], w.output_toks))
+        pred.append(MX.per_request(picked[i], first[i], done[i], w.output_toks))
         meas.append(MX.per_request(r.queued, r.first, r.last, r.output_toks))
     peer = None
     if run.peer is not None:
@@ -217,7 +227,52 @@ def replay(p: M.Program, run: Run, eng: Engine, how: str = "workload") -> Replay
     kv = next(x for x in rep.data()["pools"] if x["name"] == "kv")
     cap = next(x.cap for x in prog.pools if x.name == "kv")
     low = min((s["free"] for s in rep.step_log if s["free"] is not None), default=cap)
-    return Replay(run, eng, pred, meas, peer, len(rep.step_log), int(kv["preemptions"]), float(cap - low))
+    return Replay(run, eng, pred, meas, peer, sum(1 for s in rep.step_log if s["tokens"]), int(kv["preemptions"]), float(cap - low))
+
+
+def pickups(ats: list, starts: list) -> list:
+    """Each request's counterpart of vLLM's ``queued_ts``: the first
+    iteration that starts at or after its arrival.  vLLM's engine core takes
+    the requests that arrived from its input queue between engine steps,
+    each of which waits for a batch's output (``run_busy_loop``,
+    ``_process_input_queue``; ``Scheduler.add_request`` records QUEUED), so a
+    request that arrives while an iteration runs is queued as the next one
+    starts, and one that arrives at an idle engine at once (the iteration
+    that starts then)."""
+    starts = sorted(starts)
+    out = []
+    for a in ats:
+        k = bisect.bisect_left(starts, a)
+        out.append(starts[k] if k < len(starts) else a)
+    return out
+
+
+def client_times(rep) -> tuple:
+    """``(first, last)``: each session's first token and its last, by
+    session, from the report's client log (its answer), and where it has a
+    step log, the start of the iteration after the last one that computed
+    a token of the session, when that is earlier: a request that awaits an
+    iteration after its last decode (asynchronous scheduling's `await;`) is
+    answered as it leaves, an iteration after its last token is out."""
+    first: dict = {}
+    done: dict = {}
+    for sid, t_first, t_done in rep.client_log:
+        first.setdefault(sid, t_first)
+        done.setdefault(sid, t_done)
+    if not rep.step_log:
+        return first, done
+    starts: dict = {}       # engine -> its iterations' start times
+    last: dict = {}         # session -> (engine, index of its last iteration with a token)
+    for s in rep.step_log:
+        times = starts.setdefault(s["stage"], [])
+        for sid in s["tokens"]:
+            last[sid] = (s["stage"], len(times))
+        times.append(s["time"])
+    for sid, (stage, k) in last.items():
+        times = starts[stage]
+        if sid in done and k + 1 < len(times) and times[k + 1] < done[sid]:
+            done[sid] = times[k + 1]
+    return first, done
 
 
 def check_summary(run: Run) -> Optional[list]:

@@ -91,34 +91,65 @@ def _num(x: float) -> Any:
 
 def to_data(obj: Any) -> Any:
     """The JSON-ready value of an IR object."""
-    if obj is None or isinstance(obj, (bool, str)):
+    t = type(obj)
+    if obj is None or t is str or t is bool:
         return obj
-    if isinstance(obj, (int, float)):
-        return _num(obj)
-    if isinstance(obj, tuple):
+    if t is float:
+        return obj if obj - obj == 0.0 else _num(obj)    # (inf - inf is NaN; NaN stays NaN)
+    if t is int:
+        return obj
+    if t is tuple:
         return [to_data(x) for x in obj]
-    if dataclasses.is_dataclass(obj):
-        cls = type(obj)
-        fields = [f for f in dataclasses.fields(obj)]
-        hints = _hints(cls)
-        record = {}
-        for f in fields:
-            v = getattr(obj, f.name)
-            if f.metadata.get("omit_default") and v == f.default:
-                continue
-            if hints[f.name] is float and isinstance(v, (int, float)) and not isinstance(v, bool):
-                record[f.name] = _num(float(v))
-            else:
-                record[f.name] = to_data(v)
-        if cls in _VARIANT_CLASSES:
-            tag = _TAGS[cls]
-            if not fields:
-                return tag
-            if len(fields) == 1 or _short(fields, record):
-                return {tag: record[fields[0].name]}
-            return {tag: record}
+    plan = _PLANS.get(t)
+    if plan is None:
+        if isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, (int, float)):
+            return _num(obj)
+        if isinstance(obj, tuple):
+            return [to_data(x) for x in obj]
+        if not dataclasses.is_dataclass(obj):
+            raise TypeError(f"not an IR value: {obj!r}")
+        plan = _plan(t)
+    fields, tag, first, short_ok = plan
+    record = {}
+    for name, omit, default, is_float in fields:
+        v = getattr(obj, name)
+        if omit and v == default:
+            continue
+        if is_float and isinstance(v, (int, float)) and not isinstance(v, bool):
+            record[name] = _num(float(v))
+        else:
+            record[name] = to_data(v)
+    if tag is None:
         return record
-    raise TypeError(f"not an IR value: {obj!r}")
+    if first is None:
+        return tag
+    if short_ok is None or (short_ok and len(record) == 1 and first in record):
+        return {tag: record[first]}
+    return {tag: record}
+
+
+_PLANS: dict = {}
+
+
+def _plan(cls: type) -> tuple:
+    """How to_data writes a record of class `cls`: its fields (name, left out
+    at its default, the default, a float field), its variant's tag (None: not
+    a variant), its first field's name (None: no field) and whether it may
+    take its one-field form (None: always, it has one field; True: where the
+    others are left out, _short)."""
+    fields = dataclasses.fields(cls)
+    hints = _hints(cls)
+    rows = tuple((f.name, bool(f.metadata.get("omit_default")), f.default, hints[f.name] is float) for f in fields)
+    tag = _TAGS.get(cls) if cls in _VARIANT_CLASSES else None
+    first = fields[0].name if fields else None
+    if len(fields) == 1:
+        short_ok = None
+    else:
+        short_ok = bool(fields) and all(f.metadata.get("omit_default") for f in fields[1:])
+    plan = _PLANS[cls] = (rows, tag, first, short_ok)
+    return plan
 
 
 def _short(fields, record: dict) -> bool:
@@ -131,8 +162,101 @@ def _short(fields, record: dict) -> bool:
 
 def dumps(program: M.Program) -> str:
     """Canonical JSON text of a program (sorted keys, trailing newline)."""
-    return json.dumps(to_data(program), sort_keys=True, indent=1, ensure_ascii=False,
-                      allow_nan=False) + "\n"
+    return text(to_data(program)) + "\n"
+
+
+def text(data: Any) -> str:
+    """``json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False,
+    allow_nan=False)``, the same characters, written without the standard
+    library's generator-based indenting encoder (which is several times
+    slower: an IR with a trace's sessions in it is hundreds of thousands of
+    values, and every run's report digests it).  Data it does not write as
+    json does (a key that is not a string, a number that is not finite, a
+    value of another type) is handed to ``json.dumps`` itself, which writes
+    it or raises as it would."""
+    out: list = []
+    try:
+        _write(data, "\n", out)
+    except _NotPlain:
+        return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False)
+    return "".join(out)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+_str = json.encoder.encode_basestring      # the C function where there is one
+_frepr = float.__repr__
+_INF = math.inf
+
+
+def _scalar(x) -> str:
+    t = type(x)
+    if t is str:
+        return _str(x)
+    if t is float:
+        if x != x or x == _INF or x == -_INF:
+            raise _NotPlain
+        return _frepr(x)
+    if t is int:
+        return int.__repr__(x)
+    if x is None:
+        return "null"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    raise _NotPlain
+
+
+def _value(v, nl: str, out: list) -> None:
+    tv = type(v)
+    if tv is dict or tv is list:
+        _write(v, nl, out)
+    else:
+        out.append(_scalar(v))
+
+
+def _write(x, nl: str, out: list) -> None:
+    """Append the text of `x`, at the indentation `nl` ends with."""
+    t = type(x)
+    if t is dict:
+        if not x:
+            out.append("{}")
+            return
+        inner = nl + " "
+        sep = "," + inner
+        out.append("{")
+        first = True
+        for k in sorted(x):
+            if type(k) is not str:
+                raise _NotPlain
+            out.append(inner if first else sep)
+            first = False
+            out.append(_str(k))
+            out.append(": ")
+            _value(x[k], inner, out)
+        out.append(nl)
+        out.append("}")
+    elif t is list:
+        if not x:
+            out.append("[]")
+            return
+        inner = nl + " "
+        out.append("[")
+        out.append(inner)
+        first = True
+        for v in x:
+            if not first:
+                out.append(",")
+                out.append(inner)
+            first = False
+            _value(v, inner, out)
+        out.append(nl)
+        out.append("]")
+    else:
+        out.append(_scalar(x))
 
 
 # ---------------------------------------------------------------------------

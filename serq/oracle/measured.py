@@ -9,7 +9,9 @@ harness's format (tools/oracle/vllm_measured_oracle.py):
     {"requests": [{"i", "sent", "first", "last", "cached"}], "steps", "preemptions"}
 
 The harness runs vLLM's synchronous scheduler or its asynchronous one
-(``"async": true``); serQ's program is the synchronous one's twin."""
+(``"async": true``, on a clock where a batch without a token takes no
+time); serQ's program is either's twin, the second with ``async_sched``
+1 (its `await;`s, and no time for an iteration without a token)."""
 
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ def inputs(s: dict) -> dict:
            "max_seqs": str(e["max_seqs"]), "chunk": str(e.get("chunk", 0) or "inf"),
            "prefix": "1" if e.get("prefix_caching", True) else "0"}
     out.update(CLOCK)
+    if s.get("async"):
+        out["async_sched"] = "1"
     return out
 
 
@@ -112,10 +116,8 @@ def _int(x):
 
 def outcome(report, s: dict) -> dict:
     """The run's observations in the harness's format; request i is session i − first."""
-    first, done = {}, {}
-    for sid, t_first, t_done in report.client_log:
-        first.setdefault(sid, t_first)
-        done.setdefault(sid, t_done)
+    from ..calib.replay import client_times
+    first, done = client_times(report)
     hit = {}
     for t, sess, k, v in report.samples("hit"):
         hit.setdefault(sess, _int(v))

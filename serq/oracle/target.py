@@ -147,6 +147,41 @@ def _holds(p: M.Program):
                 yield s
 
 
+def _awaits(p: M.Program, si: int) -> tuple:
+    """Whether an `await;` on stage ``si`` stands before a hold (outside
+    every hold's body) and inside one, leaving out the branches whose guard
+    folded to 0: vLLM's asynchronous scheduling is both (docs/calibration.md)."""
+    bodies = {s.body for b in p.blocks for s in b.stmts if type(s) is M.SHold}
+    found = [False, False]
+
+    def walk(bi: int, inside: bool, seen: set) -> None:
+        if bi in seen:
+            return
+        seen.add(bi)
+        inside = inside or bi in bodies
+        for s in p.blocks[bi].stmts:
+            t = type(s)
+            if t is M.SRun and s.mode == "Await" and s.stage.base <= si < s.stage.base + s.stage.count:
+                found[inside] = True
+            elif t is M.SBranch:
+                g = _num(s.guard)
+                if g is None or g != 0:
+                    walk(s.then, inside, seen)
+                if s.other is not None and (g is None or g == 0):
+                    walk(s.other, inside, seen)
+            else:
+                for f in ("body", "then", "other"):
+                    b = getattr(s, f, None)
+                    if isinstance(b, int):
+                        walk(b, inside, seen)
+    inner = {getattr(s, f) for b in p.blocks for s in b.stmts for f in ("body", "then", "other")
+             if isinstance(getattr(s, f, None), int)}
+    for bi in range(len(p.blocks)):
+        if bi not in inner:     # a block no statement holds: the workload's and the server's
+            walk(bi, False, set())
+    return tuple(found)
+
+
 def vllm(p: M.Program) -> Target:
     """The program's engine as vLLM's arguments, or every reason it is not."""
     refuse = _Refusal(p)
@@ -265,7 +300,7 @@ def vllm(p: M.Program) -> Target:
         "enable_prefix_caching": prefix == {True},
         "scheduling_policy": policy,
         "enable_chunked_prefill": True,
-        "async_scheduling": False,
+        "async_scheduling": _awaits(p, si) == (True, True),
     }
     if args["max_num_batched_tokens"] < args["max_num_seqs"]:
         raise SerqError(Diagnostic(

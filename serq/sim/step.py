@@ -219,14 +219,26 @@ class StepStage(Stage):
         ctx[C_NRES] = float(len(res))
         nd = 0
         kvb = kvp = 0.0
-        need_kv = self.need_kv
-        for j in res:
-            if j.mode == MODE_DECODE:
-                nd += 1
-                if need_kv:
-                    kvb += self.mem_alloc(j)
-            elif need_kv:
-                kvp += self.mem_alloc(j)
+        if self.need_kv:
+            mem_alloc = self.mem_alloc
+            for j in res:
+                pas = j.mem_pas
+                if pas is None:
+                    a = mem_alloc(j)
+                else:
+                    a = 0.0     # (mem_alloc, written out)
+                    for pa in pas:
+                        if not pa.released:
+                            a += pa.alloc
+                if j.mode == MODE_DECODE:
+                    nd += 1
+                    kvb += a
+                else:
+                    kvp += a
+        else:
+            for j in res:
+                if j.mode == MODE_DECODE:
+                    nd += 1
         ctx[C_NDEC] = float(nd)
         ctx[C_KVB] = kvb
         ctx[C_KVP] = kvp
@@ -356,7 +368,15 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 ndec += 1
                 if need_kv:
-                    kvb += self.mem_alloc(j)
+                    pas = j.mem_pas
+                    if pas is None:
+                        kvb += self.mem_alloc(j)
+                    else:
+                        a = 0.0     # (mem_alloc, written out)
+                        for pa in pas:
+                            if not pa.released:
+                                a += pa.alloc
+                        kvb += a
             else:
                 if j.mode == MODE_PREFILL:
                     npre += n
@@ -430,12 +450,35 @@ class StepStage(Stage):
         else:
             order = list(self.residents)
         it = plan.it
+        batch = plan.batch
         for j in order:
-            if plan.ended or plan.left <= 0:
+            left = plan.left
+            if plan.ended or left <= 0:
                 break
             if not j.alive or j.served_it == it:
                 continue
-            if only is not None and not self._only(only, j):
+            if only is not None:
+                if not self._only(only, j):
+                    continue
+            elif j.mode == MODE_DECODE and j.rem >= 1.0 and left >= 1.0:
+                # a decode's token within its allocation: serve()'s own steps
+                # for it, written out (most of an iteration's residents)
+                pa = j.pa
+                if pa is None or pa.released:
+                    pass
+                else:
+                    target = pa.pos + 1.0
+                    if target > pa.alloc:
+                        self.serve(j, plan)
+                        continue
+                    pool = pa.pool
+                    if pool.shared and int(target // pool.bs) > pa.nnamed:
+                        pool.scheduled(pa, target)
+                j.stalled = False
+                j.plan_n = 1.0
+                j.served_it = it
+                batch.append(j)
+                plan.left = left - 1.0
                 continue
             self.serve(j, plan)
 
@@ -652,7 +695,9 @@ class StepStage(Stage):
             # may read them, so then each leaves as it ends)
             one_pass = all(j.thread is not None for j in done)
             if one_pass:
-                if awaited:
+                # (a resident that came to await while the iteration ran,
+                # `await;` before its admission, stays for the next one)
+                if self.awaits:
                     gone = {id(j) for j in done}
                     res[:] = [j for j in res if id(j) not in gone]
                 else:

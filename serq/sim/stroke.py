@@ -35,6 +35,16 @@ growth, or where an eviction changed its own cached prefix).  The first
 iteration at which it would fit is the step-by-step path's, from its
 admission on (its growth done, as that path does it first).
 
+A content-addressed pool (``cache shared;``) is a stroke's too: a resident
+grows there as anywhere (its growth evicting named blocks from the free
+queue's head), and names each block at the iteration that fills it, as
+``SharedPool.scheduled`` does when the step-by-step path serves it; a head
+waiting to be admitted there is tried again after each growth that evicted
+(its admission reads the index, whatever its amounts read).  No stroke while
+a resident's next block could be named by another session's chain (its
+tokens still the session's content): each block a stroke names holds a
+token of the resident's own.
+
 A stroke stops before an iteration that could differ: one whose growth would
 not fit (a preemption), one whose end would reach the next event of the heap,
 the horizon, the warm-up or a mark of the trend (serq.sim.trend), the last
@@ -207,6 +217,12 @@ class Head:
         return tuple(sim.pools[k].cached_of(self.sess) for k in self.cached)
 
 
+def _shared_pools(sim, head) -> tuple:
+    """The content-addressed pools of the head's hold."""
+    pools = sim.pools
+    return tuple(pools[pid] for pid in head.req.pids if pools[pid].shared)
+
+
 def waiting_head(stage):
     """The head an iteration of `stage` would try to admit, if its refusal
     can be read as a stroke needs (Head); None where no queue it admits has
@@ -263,16 +279,50 @@ def eligible(stage, decl) -> bool:
         return False
     stage.stroke_plan_static = not (moves_with_growth(k.budget) or moves_with_growth(k.chunk))
     stage.stroke_cost_moves = moves_with_growth(k.cost)
+    stage.stroke_reads_cached = any(type(x) is M.EQuery and x.query == "CachedIn"
+                                    for e in (k.budget, k.chunk, k.cost) for x in walk(e))
     return True
 
 
 def _plain(pool) -> bool:
     """A pool whose growth is the step-by-step path's alone to say: no
-    content-addressed index, no spill, no outstanding reservations."""
+    spill, no outstanding reservations, no `cache at` (a content-addressed
+    pool's growth and naming are otherwise the stroke's, below)."""
     v = pool.__dict__.get("stroke_plain")
     if v is None:
-        v = pool.stroke_plain = not (pool.shared or pool.decl.spill is not None or pool.reserve_held)
+        v = pool.stroke_plain = not (pool.decl.spill is not None or pool.reserve_held
+                                     or pool.decl.cache_at is not None)
     return v
+
+
+# -- a content-addressed pool (`cache shared;`) ------------------------------
+#
+# A decoding resident's hold on such a pool names each of its blocks as the
+# iteration that schedules the block's last token (SharedPool.scheduled,
+# from StepStage.serve after the resident's growth): block k at the
+# iteration whose target position is (k + 1)·block.  A stroke names them at
+# those iterations, as scheduled() itself.  A name made in a stroke changes
+# nobody's view but the resident's session's: the block holds a token past
+# the session's content (its own, a pair no other session has), so no other
+# session's chain names it; the resident's own session is not the head.  An
+# eviction (a growth's, from the free queue's head) takes a name out of the
+# index, which a waiting head's admission on the pool reads (its hit blocks),
+# whatever its amounts read: the head is tried again after each growth that
+# evicted there.
+
+
+def _content_len(sess) -> float:
+    """The length of the session's content (kept beside the content it was
+    summed from: a session's content is a tuple, replaced when it grows)."""
+    c = sess.content
+    m = sess.__dict__.get("stroke_clen")
+    if m is not None and m[0] is c:
+        return m[1]
+    tot = 0.0
+    for _cid, n in c:
+        tot += n
+    sess.stroke_clen = (c, tot)
+    return tot
 
 
 def _integral(x: float) -> bool:
@@ -407,6 +457,7 @@ def advance(stage) -> None:
     allocs = []
     in_kv = []
     cross = []
+    names = []          # (the iteration at which a resident names its next block, its place, its hold)
     exact_kv = True     # every allocation and growth a whole number of units
     for r, j in enumerate(res):
         pa = j.pa
@@ -417,6 +468,16 @@ def advance(stage) -> None:
             pool = pa.pool
             if not _plain(pool):
                 return
+            if pool.shared and pa.hold.st.f_cache is not None:
+                # its blocks are named as scheduled: the next one holds a
+                # token of its own, the ones before it are named already
+                bs = pool.bs
+                k = pa.nnamed
+                sess = j.thread.sess
+                if stage.stroke_reads_cached or k < pa.pos // bs or not ((k + 1) * bs > _content_len(sess)) or \
+                        (head is not None and head.sess is sess):
+                    return
+                names.append((int((k + 1) * bs - pa.pos - 1), r, pa))
             cross.append((int(pa.alloc - pa.pos), r, pa))
             if exact_kv:
                 x = pool.block or pa.pos        # (a pool without blocks grows from a whole position)
@@ -511,10 +572,13 @@ def advance(stage) -> None:
     if t < mark < lim:
         lim = mark
     heapq.heapify(cross)
+    heapq.heapify(names)
     if not (t < t + cost < lim) and not (cost_moves and cross and cross[0][0] == 0):
         return none()       # not even the first iteration (its cost is this one's)
     if head is not None and not refused(stage, head, plan[0], plan[1], n, ctx[C_KVB]):
         return none()
+    # the content-addressed pools a waiting head's admission looks its chain up in
+    shared_head = () if head is None else _shared_pools(sim, head)
     # a head read again where a growth may change what it needs: after the
     # growth, where the step-by-step path would then read the rest of the
     # iteration as it was; before it (the stroke ends there) where the plan
@@ -531,6 +595,13 @@ def advance(stage) -> None:
     pop, push = heapq.heappop, heapq.heappush
     while i < m_cap:
         next_cross = cross[0][0] if cross else m_cap
+        next_name = names[0][0] if names else m_cap
+        if i >= next_name and i < next_cross:
+            # an iteration that names blocks and grows none: the same cost;
+            # nothing the head or the plan reads changes
+            crossing = grow = ()
+            kvb_post = kvb
+            c = cost
         if i >= next_cross:
             # the residents that need a block at this iteration, in serving
             # order, each fitting as Pool.fits_growth would see it
@@ -578,32 +649,43 @@ def advance(stage) -> None:
             if need_kv:
                 ctx[C_KVB] = kvb_post
             c = cost_of() if cost_moves else cost
+        if i >= next_cross or i >= next_name:
             t_next = t + c
             if not (c > 0 and t < t_next < lim):
                 break
             # this iteration is the stroke's: grow as its serving would
             # (Sim.grow_to's own steps once the growth is known to fit)
-            if recheck_before:
+            if crossing and recheck_before:
                 break
             if acc_n is None:
                 stage.tick(t0)     # the first iteration's start closes the time before it
                 acc_n, acc_busy = stage.acc_n, stage.acc_busy
-            sim.now = t
-            ctx[C_NOW] = t
-            if recheck and head.kind != GROWTH:
-                was = head.cached_now(sim)
-            for (_, r, pa), d in zip(crossing, grow):
-                pa.pool.grow_at(pa, d, t)
-                push(cross, (int(pa.alloc - pa.pos), r, pa))
-            if recheck and (head.kind == GROWTH or head.cached_now(sim) != was) and \
-                    not refused(stage, head, plan[0], plan[1], n, kvb):
-                # the step-by-step path admits the head in this iteration:
-                # it takes the iteration over from here, the growth done
-                break
+            if crossing:
+                sim.now = t
+                ctx[C_NOW] = t
+                if recheck and head.kind != GROWTH:
+                    was = head.cached_now(sim)
+                if shared_head:
+                    vers = [p.version for p in shared_head]
+                for (_, r, pa), d in zip(crossing, grow):
+                    pa.pool.grow_at(pa, d, t)
+                    push(cross, (int(pa.alloc - pa.pos), r, pa))
+                if head is not None and (
+                        (recheck and (head.kind == GROWTH or head.cached_now(sim) != was)) or
+                        (shared_head and vers != [p.version for p in shared_head])) and \
+                        not refused(stage, head, plan[0], plan[1], n, kvb):
+                    # the step-by-step path admits the head in this iteration:
+                    # it takes the iteration over from here, the growth done
+                    break
+            # the blocks this iteration fills are named (SharedPool.scheduled)
+            while names and names[0][0] <= i:
+                _, r, pa = pop(names)
+                pa.pool.scheduled(pa, pa.pos + i + 1.0)
+                push(names, (i + pa.pool.bs, r, pa))
             kvb = kvb_post
             cost = c
             # the next iteration's plan reads the grown blocks
-            if not plan_static and i + 1 < m_cap and not plan_ok():
+            if crossing and not plan_static and i + 1 < m_cap and not plan_ok():
                 m_cap = i + 1
             dt = t_next - t
             acc_n += nres * dt
@@ -613,7 +695,9 @@ def advance(stage) -> None:
             t = t_next
             i += 1
             continue
-        # the iterations before the next growth: the same cost each
+        # the iterations before the next growth or naming: the same cost each
+        if next_name < next_cross:
+            next_cross = next_name
         t_next = t + cost
         if not (t < t_next < lim):
             break

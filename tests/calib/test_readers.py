@@ -149,3 +149,10 @@ def test_the_cli_prints_a_bad_file_with_its_line_and_caret(profile, tmp_path):
     assert r.stderr.split("\n")[:4] == [f"{path}:2:1: error[E981]: `sequences` is 'one', not a number", "  |",
                                         "2 | lm_head,one,700", "  | ^"]
     assert not out.exists()
+
+
+def test_a_request_is_queued_at_the_first_iteration_that_starts_at_or_after_its_arrival():
+    from serq.calib.replay import pickups
+    # iterations start at 0, 0.5, 1 and 3; an arrival after the last keeps
+    # its time (the engine idle: it is taken at once)
+    assert pickups([0.0, 0.2, 0.5, 0.7, 2.0, 3.5], [1.0, 0.0, 3.0, 0.5]) == [0.0, 0.5, 0.5, 1.0, 3.0, 3.5]

@@ -243,3 +243,45 @@ def test_a_run_in_a_binade_is_the_loop(t, c, kmax, span):
         assert nxt - x == dt
         x = nxt
     assert x == t_k
+
+
+# the same engine on a content-addressed pool: sessions that share one of a
+# few system prompts (the content before their own tokens), memory tight
+# enough that the residents' growth evicts named blocks in strokes, and a
+# content longer than some prompts (blocks a decode names that another
+# session may share: no stroke while such a resident decodes)
+SHARED = ADMIT.replace("{{ block {bs}; evict lru; preempt @PREEMPT@; }}",
+                       "{{ block {bs}; evict lru; preempt @PREEMPT@; @CACHE@ }}") \
+    .replace("init {{ set K = 0; }}", "init {{ set K = 0; set tenant = floor(~uniform(0, @TENANTS@)); }}") \
+    .replace("session {{ turn;", "session {{ content (tenant, @SYSTEM@); turn;")
+assert SHARED.count("@") == 14
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(units=st.sampled_from(HEAD_UNITS), cache=st.sampled_from(["cache shared;", "cache shared fifo;"]),
+       system=st.sampled_from([0, 24, 100, 100000]), tenants=st.sampled_from([1, 3]),
+       preempt=st.sampled_from(["lifo", "none"]), blocks=st.sampled_from([30, 60, 400]),
+       bs=st.sampled_from([1, 4, 16]), seqs=st.sampled_from([2, 4, 16]), budget=st.sampled_from([16, 64, 512]),
+       lam=st.sampled_from([2.0, 8.0]), n=st.sampled_from([8, 40]), o=st.sampled_from([8, 40]),
+       seed=st.integers(0, 50))
+def test_random_engines_on_a_content_addressed_pool_agree_step_by_step(units, cache, system, tenants, preempt,
+                                                                       blocks, bs, seqs, budget, lam, n, o, seed):
+    """Strokes through a `cache shared;` pool's growth, its evictions and its
+    naming, past heads whose admission looks their chain up there."""
+    if budget < seqs:
+        return
+    src = SHARED.replace("@UNITS@", units).replace("@BUDGET@", "{budget}").replace("@QUEUE@", "queue fifo;") \
+        .replace("@PREEMPT@", preempt).replace("@CACHE@", cache).replace("@TENANTS@", str(tenants)) \
+        .replace("@SYSTEM@", str(system))
+    src = src.format(lib=os.path.join(ROOT, "examples", "lib", "vllm.sq"), blocks=blocks, bs=bs, seqs=seqs,
+                     budget=budget, lam=lam, n=n, o=o, c0=0.001, beta=0.000001)
+    p = compile_source(src, "s.sq", horizon=15.0, warmup=1.5, seed=seed)
+    same(*both(p))
+
+
+def test_the_mooncake_replay_takes_strokes_and_agrees():
+    """examples/replay/mooncake.sq on its generated trace: strokes through the
+    content-addressed pool, the same bytes."""
+    p = compile_file(os.path.join(ROOT, "examples", "replay", "mooncake.sq"), horizon=300.0, arrivals=120)
+    same(*both(p))
+    assert stroked(p) > 0

@@ -21,15 +21,17 @@ schedule() call floor(arrival_time_ns / 1e6 / step_ms), the requests of one
 step in file order.  A generated token's id is its request's own
 (GEN_BASE + i × GEN_STRIDE + position), beyond every prompt token.
 
-Asynchronous scheduling: each engine step adds the arrivals, calls
-schedule() (when the scheduler has requests) and runs the batch; while fewer
-than two batches are in flight it returns without waiting, otherwise it
-takes the oldest batch's output and calls update_from_output() with it.  So
-a batch is scheduled before the previous one's output is known (vLLM's
-output placeholders), and a request that finishes frees its place one call
-later than under the synchronous scheduler.  Step k is the k-th schedule()
-call; a token sampled by the batch of call k exists at time k + 1, as in the
-other harnesses.
+Asynchronous scheduling (AsyncDriver): each engine step adds the arrivals
+by the CPU's time, calls schedule() (when the scheduler has requests) and
+launches the batch; while fewer than two batches are in flight it returns
+without waiting, otherwise it waits for the oldest batch's output and calls
+update_from_output() with it.  A batch with tokens runs for one step once
+the GPU is free, one without runs nothing.  So the batch of step k + 1 is
+scheduled as step k starts, before step k's output is known (vLLM's output
+placeholders): a request that arrives while step k runs is first scheduled
+in step k + 2, and one that finishes in step k frees its place for step
+k + 2.  A token sampled by the batch that runs in step k exists at time
+k + 1, as in the other harnesses.
 
 Output:
     {"requests": [{"i", "sent", "first", "last", "cached"}, ...], "steps": n,
@@ -107,36 +109,55 @@ def parse_spec(obj, base_dir: str) -> dict:
 
 
 class AsyncDriver(core.Driver):
-    """The Driver's steps in the order of vLLM's step_with_batch_queue: a
-    batch's output is applied after the next batch is scheduled."""
+    """The Driver's steps in the order of vLLM's step_with_batch_queue (a
+    batch queue of two), on a clock with the GPU's own timeline: a
+    schedule() call is made at the CPU's time ``t`` and sees the requests
+    that arrived by then; a batch with tokens runs for one step from when
+    the GPU is free (its tokens exist when it ends), a batch without any
+    runs nothing and is done at once.  Each call schedules a batch; while
+    fewer than two are in flight and the new one has tokens, the next call
+    follows at once, otherwise it waits for the oldest batch to be done and
+    calls update_from_output() with its output.  So the schedule of the
+    batch that runs in step k + 1 is made as step k starts, before step k's
+    output is known (vLLM's output placeholders): a request that arrives
+    while step k runs is first scheduled in step k + 2, and one that
+    finishes in step k frees its place for step k + 2.  (0.19.0's rule for
+    not waiting; 0.33.0 also returns after a batch without a token while
+    the scheduler has requests, which parts from this only with no batch in
+    flight and nothing to schedule, a state a workload that fits never
+    reaches.)"""
 
     def run_async(self, arrivals, limit: int, log=None) -> None:
-        queue = collections.deque()     # (step, pending) in flight, oldest first
+        queue = collections.deque()     # (start, pending, has tokens) in flight, oldest first
         pos, n = 0, len(arrivals)
+        t = gpu = calls = 0             # the CPU's time; when the GPU is free
         while True:
-            k = self.step
-            while pos < n and arrivals[pos][0] <= k:
+            while pos < n and arrivals[pos][0] <= t:
                 self.add_request(arrivals[pos][1])
                 pos += 1
             if not (self.sched.has_requests() or queue or pos < n):
                 break
-            if k >= limit:
-                raise RuntimeError(f"no completion after {k} steps (livelock?)")
+            if t >= limit or calls >= 4 * limit:
+                raise RuntimeError(f"no completion after {t} steps, {calls} calls (livelock?)")
             if self.sched.has_requests():
+                calls += 1
+                start = max(t, gpu)
+                self.step = start
                 so = self.begin_step()
-                queue.append((k, self._pending))
+                busy = so.total_num_scheduled_tokens > 0
+                if busy:
+                    gpu = start + 1
+                queue.append((start, self._pending, busy))
                 self._pending = None
-                self.step = k + 1
-                if so.total_num_scheduled_tokens > 0 and len(queue) < 2:
+                if busy and len(queue) < 2:
                     continue           # fill the batch queue before waiting on an output
             elif not queue:
-                self.step = arrivals[pos][0]    # nothing scheduled and none in flight: idle
+                t = arrivals[pos][0]    # nothing scheduled and none in flight: idle
                 continue
-            j, pending = queue.popleft()
-            nxt = self.step
-            self.step, self._pending = j, pending
-            rec = self.end_step()      # update_from_output of call j (its tokens exist at j + 1)
-            self.step = nxt
+            start, pending, busy = queue.popleft()
+            t = max(t, start + 1 if busy else start)
+            self.step, self._pending = start, pending
+            rec = self.end_step()      # update_from_output (the batch's tokens exist at start + 1)
             if log is not None:
                 log.append(core.step_record(rec))
 

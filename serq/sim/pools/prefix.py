@@ -107,12 +107,23 @@ class Chain:
         parent = names[-1] if names else b""
         seg, off = self.seg, self.off
         pos = len(names) * bs
+        append = names.append
         while len(names) < n:
             if seg < nseg and off + bs < segs[seg][1]:
-                # the whole block inside one segment, which goes on after it
-                data = pack(segs[seg][0], off, bs)
-                off += bs
-            elif seg >= nseg:
+                # whole blocks inside one segment, which goes on after them:
+                # as many as are wanted and lie there, in one loop
+                sid, slen = segs[seg]
+                count = (slen - off - bs - 1) // bs + 1
+                want = n - len(names)
+                if want < count:
+                    count = want
+                for _ in range(count):
+                    parent = blake(parent + pack(sid, off, bs), digest_size=16).digest()
+                    append(parent)
+                    off += bs
+                pos += count * bs
+                continue
+            if seg >= nseg:
                 data = pack(self.own, pos, bs)
             else:
                 left = bs
@@ -217,6 +228,22 @@ class SharedPool(Pool):
         b.name = None
         self.version += 1
 
+    def _unname_all(self, blocks) -> None:
+        """_unname of each block in turn, in one call (a prefill's growth
+        evicts hundreds, a release frees hundreds)."""
+        index = self.index
+        for b in blocks:
+            name = b.name
+            cur = index[name]
+            if cur is b:
+                del index[name]
+            else:
+                cur.remove(b)
+                if len(cur) == 1:
+                    index[name] = cur[0]
+            b.name = None
+        self.version += len(blocks)
+
     def _first(self, name):
         cur = self.index[name]
         return cur[0] if type(cur) is list else cur
@@ -262,8 +289,10 @@ class SharedPool(Pool):
         held = 0
         if h:
             names = chain(sess, self.bs, h)
+            index = self.index
             for j in range(h):
-                if self._first(names[j]).ref > 0:
+                cur = index[names[j]]       # (_first, written out)
+                if (cur[0] if type(cur) is list else cur).ref > 0:
                     held += 1
         return self.fits_admission(need - held * self.bs)
 
@@ -288,7 +317,7 @@ class SharedPool(Pool):
             need = new * bs
             self.make_room(need)
             self.used += need
-            blocks.extend(Blk(None, 1) for _ in range(new))
+            blocks.extend([Blk(None, 1) for _ in range(new)])
         pa.blocks = blocks
         pa.nnamed = h
         pa.alloc = float(len(blocks) * bs)
@@ -302,7 +331,7 @@ class SharedPool(Pool):
     def grow(self, pa, need: float) -> None:
         self.make_room(need)
         self.used += need
-        pa.blocks.extend(Blk(None, 1) for _ in range(int(round(need / self.bs))))
+        pa.blocks.extend([Blk(None, 1) for _ in range(int(round(need / self.bs)))])
         pa.alloc += need
 
     def scheduled(self, pa, tokens: float) -> None:
@@ -316,15 +345,28 @@ class SharedPool(Pool):
         if n <= j:
             return
         names = chain(pa.thread.sess, self.bs, n)
+        index = self.index
         merge = self.f_cache_at is not None
+        named = 0
         while j < n:
             b = blocks[j]
             if b.name is None:
-                if merge and names[j] in self.index:
+                if merge and names[j] in index:
                     self._adopt(pa, j, b, names[j])
+                    j += 1
+                    continue
+                # (_name, written out: a prefill names hundreds at once)
+                name = b.name = names[j]
+                cur = index.get(name)
+                if cur is None:
+                    index[name] = b
+                elif type(cur) is list:
+                    cur.append(b)
                 else:
-                    self._name(names[j], b)
+                    index[name] = [cur, b]
+                named += 1
             j += 1
+        self.version += named
         pa.nnamed = n
 
     def _adopt(self, pa, j: int, b, name) -> None:
@@ -379,19 +421,25 @@ class SharedPool(Pool):
         blocks = pa.blocks
         free_q = self.free_q
         fifo = self.fifo
+        used, cached = self.used, self.cached
+        gone = []
         for j in range(len(blocks) - 1, -1, -1):
             b = blocks[j]
             b.ref -= 1
             if b.ref == 0:
-                self.used -= bs
-                if b.name is not None and j < k:
+                used -= bs
+                name = b.name
+                if name is not None and j < k:
                     free_q[b] = None
-                    self.cached += bs
+                    cached += bs
                     continue
-                if b.name is not None:
-                    self._unname(b)
+                if name is not None:
+                    gone.append(b)
                 if fifo:
                     self._free_tail()
+        self.used, self.cached = used, cached
+        if gone:
+            self._unname_all(gone)
         pa.blocks = []
         pa.nnamed = 0
         self.allocs.pop(pa.seq, None)
@@ -447,13 +495,20 @@ class SharedPool(Pool):
         self.sim.pool_tick(self)
         bs = self.bs
         after = self.sim.now >= self.sim.warmup
-        while self.used + self.cached + need > self.cap and free_q:
-            b = free_q.popitem(last=False)[0]
-            self._unname(b)
-            self.cached -= bs
+        used, cached, cap = self.used, self.cached, self.cap
+        evicted = self.evicted_units
+        popitem = free_q.popitem
+        gone = []
+        while used + cached + need > cap and free_q:
+            gone.append(popitem(last=False)[0])
+            cached -= bs
             if after:
-                self.evicted_units += bs
-                self.evicted_entries += 1
+                evicted += bs
+        self.cached = cached
+        self._unname_all(gone)
+        if after:
+            self.evicted_units = evicted
+            self.evicted_entries += len(gone)
 
     def drop(self, sess) -> None:
         """`drop`: the named blocks of the session's chain that no hold uses
