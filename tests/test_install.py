@@ -74,6 +74,21 @@ def test_the_installed_oracle_runs_its_program_from_package_data(venv):
     assert got.stdout == want.stdout and '"steps"' in got.stdout
 
 
+def test_the_installed_sglang_harness_has_its_stubs(venv):
+    """SGLang's harness imports tools/oracle/sglang/stubs.py and gives
+    transformers the torchvision dist-info beside it (a user points
+    SERQ_SGLANG_VENV at an environment): both ship, the scenarios do not."""
+    env, _ = venv
+    r = subprocess.run([str(env / "bin" / "python"), "-c", "import serq.paths; print(serq.paths.root())"],
+                       capture_output=True, text=True, cwd="/")
+    data = os.path.join(r.stdout.strip(), "tools", "oracle")
+    for rel in ("sglang_oracle.py", "sglang/stubs.py", "sglang/torchvision-0.28.0.dist-info/METADATA"):
+        with open(os.path.join(data, rel), "rb") as f, open(os.path.join(ROOT, "tools", "oracle", rel), "rb") as g:
+            assert f.read() == g.read(), rel
+    assert sorted(set(os.listdir(os.path.join(data, "sglang"))) - {"__pycache__"}) == \
+        ["stubs.py", "torchvision-0.28.0.dist-info"]
+
+
 def test_the_installed_run_prints_the_same_report(venv):
     got, want = _serq(venv, "run", MG1, "--horizon", "300", "--json"), _here("run", MG1, "--horizon", "300", "--json")
     assert got.returncode == 0, got.stderr

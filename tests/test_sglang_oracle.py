@@ -222,13 +222,14 @@ def test_serq_oracle_sglang_diff_says_agree_and_times_both():
 
 @needs_sglang
 @pytest.mark.sglang
-def test_a_small_sglang_fuzz_agrees_on_all_but_one(tmp_path):
-    """16 fresh scenarios (seed 5) through both, unshrunk: one parts, scenario 11,
-    on the overlap loop."""
+def test_a_small_sglang_fuzz_agrees_on_every_scenario(tmp_path):
+    """16 fresh scenarios (seed 5) through both, unshrunk, half of them on the
+    overlap loop: every one agrees (scenario 11 parted before the radix tree
+    learned a prefill late, `cache at`)."""
     from serq.oracle.campaigns import campaign
     c = campaign("sglang", n=16, seed=5, shrink=False)
-    assert c.n == 16 and [d.index for d in c.disagreements] == [11], str(c)
-    assert G.generate(5, 11)["overlap"] is True
+    assert c.n == 16 and c.disagreements == [], str(c)
+    assert sum(G.generate(5, i)["overlap"] for i in range(16)) == 8
 
 
 def test_a_bad_scenario_file_is_refused_by_the_harness_without_a_traceback(tmp_path):

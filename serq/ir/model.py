@@ -398,6 +398,10 @@ class Pool:
     # named or not, and a new block is its head (vLLM 0.19.0's block pool);
     # without, a block without a name is reused first (vLLM 0.33.0's)
     free_fifo: bool = field(default=False, metadata=OMIT_DEFAULT)
+    # `cache at (e);`: the iteration, counted from the one that computes a
+    # hold's blocks (0), from which a lookup of a content-addressed pool finds
+    # them, e read for the hold as that iteration schedules it (None: at once)
+    cache_at: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

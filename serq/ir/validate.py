@@ -458,6 +458,10 @@ class Checker:
                 mem = [j for j, st in enumerate(p.stages) if type(st.kind) is M.KStep and st.kind.memory == i]
                 held_regs = regs if pool.admit_via is not None else (self.regs_of(mem[0]) if mem else frozenset())
                 self.check_expr(pool.held, MOMENTS["Held"], regs_ok=held_regs)
+            if pool.cache_at is not None:
+                mem = [j for j, st in enumerate(p.stages) if type(st.kind) is M.KStep and st.kind.memory == i]
+                self.check_expr(pool.cache_at, MOMENTS["CacheAt"],
+                                regs_ok=self.regs_of(mem[0]) if mem else frozenset())
             if pool.queue is not None:
                 if not pool.queue:
                     self.problem("E910", f"pool `{label}`: queue keys must not be empty")

@@ -183,6 +183,8 @@ class Declarations:
                     pm.shared = True
                 elif o.kind == "cache_shared_fifo":
                     pm.shared = pm.free_fifo = True
+                elif o.kind == "cache_at":
+                    pm.cache_at = self.expr(o.exprs[0], Env(clause="cache_at"))
                 elif o.kind == "spill":
                     to = self.ref_of(o.refs[0], Env(clause="spill"), "pool")
                     via = self.ref_of(o.refs[1], Env(clause="spill"), "stage")

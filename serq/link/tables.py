@@ -47,6 +47,7 @@ class PoolMeta:
     decl: Optional[A.PoolDecl] = None
     shared: bool = False
     free_fifo: bool = False
+    cache_at: Optional[M.Expr] = None
 
 
 @dataclass

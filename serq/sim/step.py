@@ -104,6 +104,7 @@ class StepStage(Stage):
         self.fail_evt = -1
         self.last_failed = False
         self.it = 0
+        self.found_later = []    # `cache at`: (iteration, allocation, tokens) found from then
         self.iters_all = 0      # iterations from the start of the run (warm-up included)
         self.served_total = 0.0
         self.batch = []
@@ -256,6 +257,18 @@ class StepStage(Stage):
         ctx[C_PREEMPTED] = float(self.sim.npreempt - plan.pre0)
         ctx[C_BLOCKED] = plan.blocked
 
+    def found_now(self) -> None:
+        """`cache at`: the blocks due by this iteration are found from now on."""
+        it = self.it
+        later = []
+        for e in self.found_later:
+            if e[0] <= it:
+                if not e[1].released:
+                    e[1].pool.scheduled(e[1], e[2])
+            else:
+                later.append(e)
+        self.found_later = later
+
     # -- budget_left ---------------------------------------------------------
     def budget_left_query(self) -> float:
         plan = self.plan
@@ -294,6 +307,8 @@ class StepStage(Stage):
         if self.strokes:
             stroke.advance(self)   # the identical iterations before this one, in one go
         self.it += 1
+        if self.found_later:
+            self.found_now()
         try:
             self.set_res_ctx()
             budget = self.f_budget(sim.mcar)
@@ -518,8 +533,12 @@ class StepStage(Stage):
             if pa.pool.shared:
                 # vLLM names a request's full blocks when it allocates them
                 # for the scheduled tokens (`allocate_slots` ends in
-                # `cache_blocks`, kv_cache_manager.py:616-625)
-                pa.pool.scheduled(pa, target)
+                # `cache_blocks`, kv_cache_manager.py:616-625); `cache at`
+                # says from which iteration a lookup finds them
+                if pa.pool.f_cache_at is None:
+                    pa.pool.scheduled(pa, target)
+                else:
+                    pa.pool.scheduled_at(self, j, pa, target, rem - want)
         j.stalled = False
         j.plan_n = want
         j.served_it = plan.it

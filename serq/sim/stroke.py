@@ -286,11 +286,12 @@ def eligible(stage, decl) -> bool:
 
 def _plain(pool) -> bool:
     """A pool whose growth is the step-by-step path's alone to say: no
-    spill, no outstanding reservations (a content-addressed pool's growth
-    and naming are the stroke's, below)."""
+    spill, no outstanding reservations, no `cache at` (a content-addressed
+    pool's growth and naming are otherwise the stroke's, below)."""
     v = pool.__dict__.get("stroke_plain")
     if v is None:
-        v = pool.stroke_plain = not (pool.decl.spill is not None or pool.reserve_held)
+        v = pool.stroke_plain = not (pool.decl.spill is not None or pool.reserve_held
+                                     or pool.decl.cache_at is not None)
     return v
 
 

@@ -369,7 +369,8 @@ class Opt(Node):
     """A pool option: ``kind`` one of cap, block, evict_lru, evict_by,
     preempt_none, preempt_lifo, preempt_by, queue_fifo, queue_by,
     reserve_held (with an expression: what each live hold keeps reserved),
-    cache_shared, spill, admit_via."""
+    cache_shared, cache_at (with an expression: the iteration from which a
+    hold's computed blocks are found), spill, admit_via."""
 
     kind: str
     exprs: list[Expr] = field(default_factory=list)

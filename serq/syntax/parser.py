@@ -139,6 +139,7 @@ class _Builder(Transformer):
     opt_reserve_held_by = _opt("reserve_held", 1)
     opt_cache_shared = _opt("cache_shared")
     opt_cache_shared_fifo = _opt("cache_shared_fifo")
+    opt_cache_at = _opt("cache_at", 1)
 
     @v_args(meta=True)
     def opt_evict_by(self, meta, c):

@@ -172,6 +172,7 @@ class Pool:
         self.admit_via = decl.admit_via
         self.reserve_held = decl.reserve_held
         self.f_held = None      # `reserve held (e)`, compiled with the rules
+        self.f_cache_at = None  # `cache at (e)` (read on a content-addressed pool)
         self.memory_of = None   # the step stage whose memory this pool is
         self.dirty = True
         # statistics
@@ -200,6 +201,7 @@ class Pool:
         self.f_victim = [comp.expr(k) for k in self.preempt_keys]
         self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
         self.f_held = comp.expr(self.decl.held) if self.decl.held is not None else None
+        self.f_cache_at = comp.expr(self.decl.cache_at) if self.decl.cache_at is not None else None
         sp = self.decl.spill
         if sp is not None:
             self.spill_to = comp.member(sp.to, "pool")
@@ -243,7 +245,10 @@ class Pool:
         ``decoding`` (its run on the engine is a decode), ``remaining`` (the
         tokens that run has left once the iteration's batch so far is done),
         ``position`` and ``reserved`` (its reserve less its allocation, at
-        least 0); a negative or NaN value counts as 0."""
+        least 0); a negative or NaN value counts as 0, and the total is
+        rounded down to whole blocks (a fraction of a block reserves none:
+        SGLang's strict check of a whole number against a fraction,
+        mem_cache/prefill_budget.py:114-130)."""
         ctx = self.sim.ctx
         saved = [ctx[i] for i in _HELD_CTX]
         c_dec, c_rem, c_pos, c_res = _HELD_CTX
@@ -275,7 +280,7 @@ class Pool:
         finally:
             for i, v in zip(_HELD_CTX, saved):
                 ctx[i] = v
-        return tot
+        return round_down(self.block, tot)
 
     def prefilling(self) -> float:
         """``prefilling(P)``: what the running prefills of the engine this pool

@@ -60,10 +60,13 @@ import math
 import struct
 from collections import OrderedDict
 
+from ..compile import CTX
 from ..errors import Fault, fmt_num
+from ..stages import MODE_DECODE
 from .pool import Pool, round_up
 
 _PART = struct.Struct("<qqq")
+_AT_CTX = (CTX["Decoding"], CTX["Remaining"], CTX["Position"])   # what `cache at (e)` reads
 _WHOLE = 2.0 ** 53
 
 
@@ -343,10 +346,15 @@ class SharedPool(Pool):
             return
         names = chain(pa.thread.sess, self.bs, n)
         index = self.index
+        merge = self.f_cache_at is not None
         named = 0
         while j < n:
             b = blocks[j]
             if b.name is None:
+                if merge and names[j] in index:
+                    self._adopt(pa, j, b, names[j])
+                    j += 1
+                    continue
                 # (_name, written out: a prefill names hundreds at once)
                 name = b.name = names[j]
                 cur = index.get(name)
@@ -360,6 +368,48 @@ class SharedPool(Pool):
             j += 1
         self.version += named
         pa.nnamed = n
+
+    def _adopt(self, pa, j: int, b, name) -> None:
+        """(`cache at`) A block found late whose name the pool already has:
+        as a radix tree keeps one copy of a prefix, the hold takes the
+        pool's block and its own copy is free (SGLang's insert, which
+        points the request at the tree's copy, mem_cache/unified_radix_cache.py:1238-1293)."""
+        bs = self.bs
+        ex = self._first(name)
+        if ex.ref == 0:
+            del self.free_q[ex]
+            self.cached -= bs
+            self.used += bs
+        ex.ref += 1
+        pa.blocks[j] = ex
+        b.ref -= 1
+        self.used -= bs
+        if self.fifo:
+            self._free_tail()
+
+    def scheduled_at(self, stage, j, pa, tokens: float, rem: float) -> None:
+        """`cache at (e)`: the hold's tokens up to ``tokens`` are being
+        computed by ``stage``'s iteration; its full blocks among them are
+        found from the iteration ``e`` after it (e read for the hold:
+        ``decoding``, ``remaining`` after the iteration, ``position`` it
+        reaches), at once when ``e`` ≤ 0, only at its release when ``inf``."""
+        ctx = self.sim.ctx
+        slots = _AT_CTX
+        saved = [ctx[i] for i in slots]
+        try:
+            ctx[slots[0]] = 1.0 if j.mode == MODE_DECODE else 0.0
+            ctx[slots[1]] = rem if rem > 0 else 0.0
+            ctx[slots[2]] = tokens
+            e = self.f_cache_at(pa.thread)
+        finally:
+            for i, v in zip(slots, saved):
+                ctx[i] = v
+        if e != e:
+            raise Fault("R006", f"pool `{self.label}`: `cache at` is NaN")
+        if e <= 0:
+            self.scheduled(pa, tokens)
+        elif e != math.inf:
+            stage.found_later.append((stage.plan.it + e, pa, tokens))
 
     def give_back(self, pa, keep, now: float) -> None:
         """Release a hold's blocks, last first: the first ``keep`` units'

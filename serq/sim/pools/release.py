@@ -64,6 +64,8 @@ class Release:
                 # which the memory invariant's proof relies on)
                 comp = pa.alloc
             keep = round_down(pool.block, cval if cval < comp else comp)
+            if preempt and pool.shared and pool.f_cache_at is not None and keep > pa.nnamed * pool.bs:
+                keep = float(pa.nnamed * pool.bs)   # `cache at`: a victim caches only what was found
         pool.give_back(pa, keep, now)
         pa.released = True
         pool.dirty = True
