@@ -20,6 +20,7 @@ from .diag import SerqError
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+DUMP = "serq run --dump"
 
 
 class _Group(click.Group):
@@ -163,6 +164,11 @@ def load_run(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
 
 
 _file = click.argument("file", type=click.Path(dir_okay=False))
+# what a command writes goes through serq/files.py: a file it did not make is
+# not written over, nor a dump into a directory holding other files, but
+# with --force; an input of the command never
+_force = click.option("--force", is_flag=True,
+                      help="write over an output file (or into a dump directory) this command did not make")
 _inputs = click.argument("inputs", nargs=-1, metavar="[-- NAME=VALUE...]")
 _set = click.option("--set", "sets", multiple=True, metavar="NAME=EXPR",
                     help="give an input (declared with args.number) a value")
@@ -253,15 +259,20 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @click.option("--max-seconds", type=float, callback=_positive, help="stop the run after S seconds")
 @click.option("--no-strokes", is_flag=True,
               help="run every engine iteration step by step (the same report; slower)")
+@_force
 @_inputs
 def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, max_events,
-        max_seconds, no_strokes, inputs):
+        max_seconds, no_strokes, force, inputs):
     """Simulate the program and print its report.  The run's length comes from
     --horizon, an instance file (--instance), or the program's default
     instance (instances/NAME.sq beside it); inputs from --set or after --.
     A run that stops before its end (--max-events, --max-seconds, Ctrl-C)
     prints what it measured, marked partial, and writes no --json or --dump;
     it exits 1 (130 for Ctrl-C)."""
+    from . import files
+    written_from = [file, instance, trace]
+    if dump:
+        files.check_tree(dump, what="--dump ", command=DUMP, force=force, inputs=written_from)
     program, origin = load_run(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                                trace=trace, instance=instance, inputs=inputs)
     from . import sim
@@ -279,7 +290,7 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
                        err=True)
         sys.exit(EXIT_INTERRUPTED if stopped.reason == "interrupt" else 1)
     if dump:
-        report.dump(dump)
+        report.dump(dump, force=force, inputs=written_from + [program.trace])
     if claims_only:
         data = report.data()
         failed = False
@@ -303,14 +314,17 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
               show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["svg", "tikz"]), default="svg", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
-def draw(file, sets, view, fmt, out):
+@_force
+def draw(file, sets, view, fmt, out, force):
     """Draw the deployment or the session as a figure."""
+    from . import files
+    if out:
+        files.check_file(out, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     program = load_program(file, sets, need_horizon=False)
     from .draw import render
     text = render(program, view=view, fmt=fmt)
     if out:
-        from .files import write_file
-        write_file(out, text, "--out ")
+        files.write_file(out, text, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     else:
         click.echo(text, nl=False)
 
@@ -468,6 +482,7 @@ def _fuzz_options(what: str):
         f = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
                          show_default=True, help="where a shrunk disagreement is written")(f)
         f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
+        f = click.option("--force", is_flag=True, help="write over a file in --out this command did not make")(f)
         return click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
                             help=f"random {what} to run")(f)
     return wrap
@@ -479,16 +494,17 @@ def _fuzz_options(what: str):
               show_default=True, help="requests (scenario), or traffic whose requests share content: "
                                       "multi-turn sessions with shared system prompts (replay), "
                                       "Mooncake-format rows sharing hash ids (mooncake)")
-def oracle_fuzz(n, seed, out_dir, kind):
+def oracle_fuzz(n, seed, force, out_dir, kind):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
-    _campaign(kind, n, seed, out_dir)
+    _campaign(kind, n, seed, out_dir, force)
 
 
-def _campaign(kind: str, n: int, seed: int, out_dir: str):
+def _campaign(kind: str, n: int, seed: int, out_dir: str, force: bool):
     """A campaign (serq/api/campaign.py) with its progress on stderr."""
     from .api.campaign import campaign
-    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True))
+    c = campaign(kind, n=n, seed=seed, out=out_dir, force=force,
+                 progress=lambda line: click.echo(line, err=True))
     click.echo(c.summary())
     sys.exit(0 if c.agree else 1)
 
@@ -629,11 +645,11 @@ def oracle_pd(scenario, use_vllm, diff):
 
 @oracle.command(name="pd-fuzz")
 @_fuzz_options("P/D scenarios")
-def oracle_pd_fuzz(n, seed, out_dir):
+def oracle_pd_fuzz(n, seed, force, out_dir):
     """Random P/D scenarios through serQ and two of vLLM's real schedulers; a
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
-    _campaign("pd", n, seed, out_dir)
+    _campaign("pd", n, seed, out_dir, force)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -48,6 +48,12 @@ class Sources:
         cls._texts[path] = text
 
     @classmethod
+    def paths(cls) -> list:
+        """Every file read so far (a program, its libraries): an output never
+        lands on one (serq/files.py)."""
+        return list(cls._texts)
+
+    @classmethod
     def line(cls, path: str, line: int) -> Optional[str]:
         text = cls._texts.get(path)
         if text is None:

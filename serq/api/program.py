@@ -63,9 +63,13 @@ class Drawing(str):
     def _repr_svg_(self):
         return str(self) if self.fmt == "svg" else None
 
-    def save(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self)
+    def save(self, path, force: bool = False) -> None:
+        """Write the figure at ``path``, as ``serq draw --out`` does: a file
+        that is not a figure of serq draw's is replaced only with ``force``."""
+        from .. import files
+        from . import args
+        files.write_file(args.path("Drawing.save", "path", path), str(self), what="", mark=files.DRAW,
+                         force=args.flag("Drawing.save", "force", force))
 
 
 class Program:

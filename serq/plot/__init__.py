@@ -48,20 +48,29 @@ def _figure(ncols: int = 1, width: float = 6.4):
     return fig, axes
 
 
-def save(fig, path: str) -> None:
-    """Write the figure as PNG or SVG (by the extension); an SVG carries no date."""
-    path = os.fspath(path)
+def save(fig, path, force: bool = False, inputs=()) -> None:
+    """Write the figure as PNG or SVG (by the extension); an SVG carries no
+    date.  Either names `serq plot` in its metadata, which is how a later
+    save knows the file for its own: any other file at ``path`` is replaced
+    only with ``force``, an input (``inputs``: the table plotted) never
+    (serq/files.py)."""
+    from .. import files
+    from ..api import args
+    path = args.path("serq.plot.save", "path", path)
+    force = args.flag("serq.plot.save", "force", force)
     ext = plot_format(path)
+    if not hasattr(fig, "savefig"):
+        raise args.wrong("serq.plot.save", "fig", "a matplotlib Figure", fig)
     extra("matplotlib", "plot")
+    import io
     import matplotlib
+    buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "serq"}):
-        try:
-            if ext == ".svg":
-                fig.savefig(path, format="svg", metadata={"Date": None})
-            else:
-                fig.savefig(path, format="png", dpi=120)
-        except OSError as e:
-            raise _err(f"cannot write {path}: {e.strerror}") from None
+        if ext == ".svg":
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "serq plot"})
+        else:
+            fig.savefig(buf, format="png", dpi=120, metadata={"Software": "serq plot"})
+    files.write_file(path, buf.getvalue(), what="", mark=files.PLOT, force=force, inputs=inputs)
 
 
 def plot_format(path: str) -> str:

@@ -21,7 +21,8 @@ from ..diag import SerqError
 @click.option("--logx", is_flag=True, help="a logarithmic x axis")
 @click.option("--logy", is_flag=True, help="a logarithmic y axis")
 @click.option("--out", required=True, metavar="FIGURE.png|FIGURE.svg", help="where the figure is written")
-def plot(table, x, y, by, where, samples, gauges, bins, logx, logy, out):
+@click.option("--force", is_flag=True, help="write over an --out file that is not a figure serq plot made")
+def plot(table, x, y, by, where, samples, gauges, bins, logx, logy, out, force):
     """Plot a sweep's TABLE (--x INPUT --y COLUMN [--by INPUT]), an observation's
     samples (--samples) or a gauge (--gauge); PNG or SVG by --out's extension."""
     from . import gauge, plot_format, samples as plot_samples, save, table as plot_table
@@ -33,6 +34,9 @@ def plot(table, x, y, by, where, samples, gauges, bins, logx, logy, out):
         plot_format(out)
     except SerqError as e:
         raise click.BadParameter(e.diagnostics[0].message, param_hint="--out")
+    from .. import files
+    sources = [table, *samples, *gauges]
+    files.check_file(out, what="--out ", mark=files.PLOT, force=force, inputs=sources)
     if table:
         if not x or not y:
             raise click.UsageError("a table's plot needs --x INPUT and --y COLUMN "
@@ -53,5 +57,5 @@ def plot(table, x, y, by, where, samples, gauges, bins, logx, logy, out):
             fig = plot_samples(list(samples) if len(samples) > 1 else samples[0], bins=bins, logx=logx)
         else:
             fig = gauge(list(gauges) if len(gauges) > 1 else gauges[0], logy=logy)
-    save(fig, out)
+    save(fig, out, force=force, inputs=sources)
     click.echo(f"plot: {out}", err=True)

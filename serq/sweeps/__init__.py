@@ -52,10 +52,13 @@ class Sweep:
         from ..api.report import pandas
         return pandas().DataFrame(self.rows, columns=self.columns)
 
-    def write(self, path: str) -> None:
-        """Write the table as ``.csv`` or ``.parquet``."""
+    def write(self, path, force: bool = False) -> None:
+        """Write the table as ``.csv`` or ``.parquet``: over a table a sweep
+        wrote, or anything else with ``force`` (serq/files.py)."""
+        from ..api import args
         from .table import write
-        write(os.fspath(path), self.columns, self.rows)
+        write(args.path("Sweep.write", "path", path), self.columns, self.rows,
+              force=args.flag("Sweep.write", "force", force))
 
     def csv(self) -> str:
         from .table import csv_text
@@ -161,7 +164,7 @@ def _param(v) -> str:
 
 def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
           arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
-          progress: Optional[bool] = None, out: Optional[str] = None) -> Sweep:
+          progress: Optional[bool] = None, out: Optional[str] = None, force: bool = False) -> Sweep:
     """Run ``program`` (a path or a :class:`serq.Program`) at every combination
     of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
     on every seed (``range(1, 6)`` or ``"1-5"``), each run with ``horizon``,
@@ -170,20 +173,25 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     ``jobs``: processes (default: every core); ``dask``: ``"local"`` (a
     LocalCluster of ``jobs`` worker processes), a scheduler's address, or a
     ``distributed.Client``.  ``progress``: a progress bar on stderr (default:
-    when stderr is a terminal).  ``out``: also write the table there."""
+    when stderr is a terminal).  ``out``: also write the table there (refused
+    before the first run when it holds a file a sweep did not write, unless
+    ``force``)."""
     from . import backends
+    from ..api import args as A
     from ..api.program import Program, load, usage
-    from .table import table_format
+    from .table import check_place, table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
-        program = load(os.fspath(program))
+        program = load(A.path("serq.sweep", "program", program))
     lists = G.value_lists(set)
     seed_list = G.parse_seeds(seeds)
     if lists and program.from_ir:
         raise usage(f"{program.path} is IR: its constants are already folded, so its inputs cannot be swept",
                     help="sweep the .sq program")
     if out is not None:
-        table_format(os.fspath(out))
+        out = A.path("serq.sweep", "out", out)
+        table_format(out)
+        check_place(out, force=A.flag("serq.sweep", "force", force), inputs=[program.path])
     if jobs is None:
         jobs = backends.cpus()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -221,7 +229,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
         f"{jobs} job{'s' if jobs != 1 else ''}"
     result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where)
     if out is not None:
-        result.write(out)
+        result.write(out, force=force)
     return result
 
 

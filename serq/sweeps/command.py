@@ -33,11 +33,12 @@ def _bad(e: SerqError, hint: str) -> click.BadParameter:
 @click.option("--show", "show", multiple=True, metavar="COLUMN",
               help="a column to summarise across seeds (default: the observes' means, the client's "
                    "TTFT, the pools' preemptions)")
-def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target, out, show):
+@click.option("--force", is_flag=True, help="write over a --out file that is not a table a sweep wrote")
+def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target, out, show, force):
     """Run FILE at every combination of the --set values on every seed; write
     the table and print, per point, the mean across seeds and its spread."""
     from . import grid as G, sweep as run_sweep
-    from .table import table_format
+    from .table import check_place, table_format
     try:
         lists = G.value_lists(G.cli_sets(sets))
     except SerqError as e:
@@ -60,12 +61,14 @@ def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target
     if lists and file.endswith(".json"):
         raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                "give --set to the .sq program")
+    if out != "-":
+        check_place(out, force=force, inputs=[file, trace])
     result = run_sweep(file, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
                        trace=trace, jobs=jobs, dask=dask_target)
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:
-        result.write(out)
+        result.write(out, force=force)
         text = result.text(list(show) if show else None)
         if text:
             click.echo(text)

@@ -66,25 +66,29 @@ def csv_text(cols: list[str], rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def write(path: str, cols: list[str], rows: list[dict]) -> None:
-    """Write the table (its format by the extension), whole or not at all."""
+def write(path: str, cols: list[str], rows: list[dict], force: bool = False, inputs=()) -> None:
+    """Write the table (its format by the extension), whole or not at all, and
+    only over a table a sweep wrote unless ``force`` (serq/files.py)."""
+    from .. import files
     ext = table_format(path)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.partial")
-    try:
-        if ext == ".csv":
-            with open(tmp, "w", encoding="utf-8", newline="") as f:
-                f.write(csv_text(cols, rows))
-        else:
-            pa = extra("pyarrow")
-            pq = extra("pyarrow.parquet", "parquet")
-            arrays = [_arrow_column(pa, [r.get(c) for r in rows]) for c in cols]
-            pq.write_table(pa.table(arrays, names=cols), tmp)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise SerqError(Diagnostic("E971", f"cannot write {path}: {e.strerror}")) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if ext == ".csv":
+        files.write_file(path, csv_text(cols, rows), what="", mark=files.TABLE, force=force, inputs=inputs)
+        return
+    pa = extra("pyarrow")
+    pq = extra("pyarrow.parquet", "parquet")
+    arrays = [_arrow_column(pa, [r.get(c) for r in rows]) for c in cols]
+    table = pa.table(arrays, names=cols).replace_schema_metadata({files.PARQUET_KEY: b"serq sweep"})
+    with files.writing(path, what="", mark=files.TABLE, force=force, inputs=inputs) as tmp:
+        try:
+            pq.write_table(table, tmp)
+        except OSError as e:
+            raise SerqError(Diagnostic("E004", f"cannot write {path}: {e.strerror or e}")) from None
+
+
+def check_place(path: str, force: bool = False, inputs=()) -> None:
+    """Refuse a table's place before a sweep runs (serq/files.py)."""
+    from .. import files
+    files.check_file(path, what="", mark=files.TABLE, force=force, inputs=inputs)
 
 
 def _arrow_column(pa, values: list):
