@@ -1,7 +1,8 @@
 """The `serq` command.  Exit status: 0 done, 1 a program error (printed as
 `path:line:col: error[CODE]: …`) or a run that did not finish, 2 a usage
 error, 3 a bug of serq (`internal error: …`; `SERQ_DEBUG=1` shows its
-traceback), 130 interrupted (Ctrl-C)."""
+traceback), 130 interrupted (Ctrl-C), 143 and 129 stopped by SIGTERM and
+SIGHUP (serq/signals.py)."""
 
 from __future__ import annotations
 
@@ -29,17 +30,19 @@ class _Group(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
+        from .signals import Stopped, exit_code, stopping
         line = ctx.meta.get("serq.argv", sys.argv[1:])
         try:
-            return super().invoke(ctx)
+            with stopping():
+                return super().invoke(ctx)
         except SerqError as e:
             click.echo(e.render(), err=True)
             sys.exit(1)
         except BrokenPipeError:  # pragma: no cover - `serq ir … | head`
             sys.exit(0)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        except KeyboardInterrupt as e:
+            click.echo(f"stopped by {e.name}" if isinstance(e, Stopped) else "interrupted", err=True)
+            sys.exit(exit_code(e))
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:    # a bug of serq: said as one, never a bare traceback

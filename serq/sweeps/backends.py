@@ -28,20 +28,29 @@ def local(tasks: list, jobs: int) -> Iterator[tuple]:
             yield run_task(t)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
+    from ..signals import stop_processes, worker_init
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=worker_init)
     try:
         futures = [pool.submit(run_task, t) for t in tasks]
         for f in as_completed(futures):
             yield f.result()
+    except BaseException:
+        # Ctrl-C, SIGTERM, SIGHUP (serq/signals.py) or an error: the workers
+        # are stopped now, not after the runs they are in
+        stop_processes(pool)
+        raise
     finally:
         # on an error or Ctrl-C: the runs not started are dropped
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def dask(tasks: list, target, jobs: int) -> Iterator[tuple]:
+    from ..signals import deferred
     distributed = extra("distributed", "dask")
-    client, close = _client(distributed, target, jobs)
+    with deferred() as held:      # a signal while the cluster starts: once it can be closed
+        client, close = _client(distributed, target, jobs)
     try:
+        held.release()
         futures = client.map(run_task, tasks, pure=False)
         try:
             for f in distributed.as_completed(futures):
