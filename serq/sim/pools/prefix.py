@@ -63,7 +63,11 @@ from collections import OrderedDict
 from ..errors import Fault, fmt_num
 from .pool import Pool, round_up
 
-_PART = struct.Struct("<qqq")
+# A run of a block's tokens: (tag, id, first offset, count), tag 0 a content
+# id (a 64-bit unsigned hash id, exact: a Mooncake trace's), tag 1 a session
+# number (the session's own tokens); every run is as long, so runs joined
+# name their tokens one way only.
+_PART = struct.Struct("<BQqq")
 _WHOLE = 2.0 ** 53
 
 
@@ -91,7 +95,7 @@ class Chain:
         self.segs = [(int(i), int(n)) for i, n in sess.content if n > 0]
         self.seg = 0          # the segment holding the next block's first token
         self.off = 0          # its offset there
-        self.own = -1 - sess.sid
+        self.own = sess.sid
 
     def extend(self, bs: int, n: int) -> list:
         """Name blocks until there are ``n``: a block's name is the digest of
@@ -107,10 +111,10 @@ class Chain:
         while len(names) < n:
             if seg < nseg and off + bs < segs[seg][1]:
                 # the whole block inside one segment, which goes on after it
-                data = pack(segs[seg][0], off, bs)
+                data = pack(0, segs[seg][0], off, bs)
                 off += bs
             elif seg >= nseg:
-                data = pack(self.own, pos, bs)
+                data = pack(1, self.own, pos, bs)
             else:
                 left = bs
                 parts = []
@@ -118,14 +122,14 @@ class Chain:
                     if seg < nseg:
                         sid, slen = segs[seg]
                         take = min(left, slen - off)
-                        parts.append(pack(sid, off, take))
+                        parts.append(pack(0, sid, off, take))
                         off += take
                         if off >= slen:
                             seg += 1
                             off = 0
                         left -= take
                     else:
-                        parts.append(pack(self.own, pos + bs - left, left))
+                        parts.append(pack(1, self.own, pos + bs - left, left))
                         left = 0
                 data = b"".join(parts)
             parent = blake(parent + data, digest_size=16).digest()
