@@ -10,9 +10,10 @@ import csv
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterator
 
-from ..diag import Diagnostic, SerqError, Sources, Span
+from ..datafile import data_error, data_lines
+from ..diag import Diagnostic, SerqError
 from . import model as M
 
 COLUMNS = ("session", "turn", "new", "out", "think")
@@ -26,54 +27,12 @@ class TraceTurn:
     forced: float
 
 
-# A data file's size bounds: a line (a CSV row, a Mooncake row) of at most
-# MAX_LINE bytes, a JSON row nested at most MAX_DEPTH deep, every number but a
-# hash id below 2^53 (so that it is the float it stands for).
-MAX_LINE = 1 << 24
+# A trace's bounds: a JSON row nested at most MAX_DEPTH deep (a line is at
+# most serq.datafile.MAX_LINE bytes), every number but a hash id below 2^53
+# (so that it is the float it stands for).
 MAX_DEPTH = 64
 WHOLE = 2 ** 53
 HASH = 2 ** 64        # a Mooncake hash id: a 64-bit unsigned integer, kept exact
-
-
-def data_error(code: str, path: str, line: int, col: int, message: str, text: Optional[str] = None,
-               help: Optional[str] = None, width: int = 1) -> SerqError:
-    """An error in a data file at ``path:line:col``, its line shown."""
-    if text is not None:
-        Sources.add_line(path, line, text)
-    return SerqError(Diagnostic(code, message, Span(path, line, col, line, col + max(1, width)), help=help))
-
-
-def data_lines(path: str, code: str, what: str) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of a UTF-8 data file, read line by line (a byte
-    that does not decode, or a line beyond MAX_LINE bytes, is an error there;
-    a byte-order mark at its head is skipped)."""
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise SerqError(Diagnostic(code, f"cannot read {what} {path}: {e.strerror}")) from None
-    with f:
-        n = 0
-        while True:
-            try:
-                raw = f.readline(MAX_LINE + 1)
-            except OSError as e:
-                raise SerqError(Diagnostic(code, f"cannot read {what} {path}: {e.strerror}")) from None
-            if not raw:
-                return
-            n += 1
-            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-                raise data_error(code, path, n, 1, f"the line is longer than {MAX_LINE} bytes, the most a row of "
-                                 f"{what} may be")
-            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                shown = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                col = len(raw[:e.start].decode("utf-8", errors="replace")) + 1
-                raise data_error(code, path, n, col, f"{what} is not UTF-8 text: byte 0x{raw[e.start]:02x} does not "
-                                 "decode", shown, help="save the file as UTF-8") from None
-            yield n, text
 
 
 def _cell_col(text: str, k: int) -> int:

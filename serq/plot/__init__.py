@@ -87,16 +87,22 @@ def _rows(source) -> tuple[list, list, list]:
     """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep``, a
     pandas DataFrame or ``(columns, rows)``.  The inputs are the columns
     with no dot but ``seed``."""
+    from ..api import args
     from ..sweeps import Sweep
     from ..sweeps.table import read
     if isinstance(source, (str, os.PathLike)):
-        cols, rows = read(os.fspath(source))
+        cols, rows = read(args.path("serq.plot.table", "source", source))
     elif isinstance(source, Sweep):
         cols, rows = source.columns, source.rows
     elif hasattr(source, "to_dict") and hasattr(source, "columns"):
         cols, rows = [str(c) for c in source.columns], source.to_dict("records")
-    else:
+    elif (isinstance(source, (tuple, list)) and len(source) == 2 and isinstance(source[0], (list, tuple))
+          and all(isinstance(c, str) for c in source[0]) and isinstance(source[1], (list, tuple))
+          and all(isinstance(r, dict) for r in source[1])):
         cols, rows = source
+    else:
+        raise args.wrong("serq.plot.table", "source", "a table's path, a Sweep, a DataFrame or (columns, rows)",
+                         source)
     inputs = [c for c in cols if "." not in c and c != "seed"]
     return list(cols), list(rows), inputs
 
@@ -118,7 +124,17 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     their least to greatest as a band, each seed as a dot; one line per value
     of ``by``.  ``where`` keeps the rows whose inputs have these values
     (``{"B": 2048}``).  Every other input must be constant."""
+    from ..api import args
     from ..sweeps.spread import spread
+    where_ = "serq.plot.table"
+    for name, v in (("x", x), ("y", y)):
+        args.text(where_, name, v)
+    args.text(where_, "by", by, optional=True)
+    args.text(where_, "title", title, optional=True)
+    args.flag(where_, "logx", logx)
+    args.flag(where_, "logy", logy)
+    if where is not None and not isinstance(where, dict):
+        raise args.wrong(where_, "where", "a dict of inputs' values", where)
     cols, rows, inputs = _rows(source)
     _column(x, cols, "--x")
     _column(y, cols, "--y")
@@ -142,6 +158,8 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     ys = [r.get(y) for r in rows]
     if not all(_is_num(v) or v is None for v in ys):
         raise _err(f"the column `{y}` is not a number")
+    off = sum(1 for v in ys if v is not None and not _plottable(v))
+    rows = [dict(r, **{y: r.get(y) if r.get(y) is None or _plottable(r.get(y)) else None}) for r in rows]
     xs_all = [r.get(x) for r in rows]
     numeric_x = all(_is_num(v) for v in xs_all)
     groups: dict = {}
@@ -169,7 +187,8 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     nseeds = len({r.get("seed") for r in rows}) if "seed" in cols else 1
-    ax.set_title(title or f"{y} against {x}: mean and range over {nseeds} seed{'s' if nseeds != 1 else ''}")
+    ax.set_title(title or f"{y} against {x}: mean and range over {nseeds} seed{'s' if nseeds != 1 else ''}"
+                 + (f" ({_left_out(off)})" if off else ""))
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -230,13 +249,62 @@ def _dump_csv(path: str, want: tuple) -> list:
 
 def _values(data) -> list:
     out = []
-    for v in data:
+    try:
+        items = iter(data)
+    except TypeError:
+        from ..api import args
+        raise args.wrong("serq.plot.samples", "source", "a dump file's path, a list of numbers or Samples, or a "
+                         "dict of them", data) from None
+    for v in items:
         if isinstance(v, tuple) and hasattr(v, "value"):
             v = v.value
         if not _is_num(v):
-            raise _err(f"a sample {v!r} is not a number")
-        out.append(float(v))
+            raise _err(f"a sample {str(v)[:40]!r} is not a number")
+        try:
+            out.append(float(v))
+        except OverflowError:
+            out.append(math.inf if v > 0 else -math.inf)
     return out
+
+
+# A value a figure's axes hold: finite and at most LIMIT in magnitude (an axis
+# reaches 5 % past its data, which must stay a float); others are left out,
+# and the figure says how many.
+LIMIT = 1e306
+
+
+def _plottable(v) -> bool:
+    return v == v and -LIMIT <= v <= LIMIT
+
+
+def _left_out(n: int) -> str:
+    return f"{n} value{'s' if n != 1 else ''} not finite or beyond ±1e306 left out"
+
+
+MAX_BINS = 10_000
+
+
+def _points(data) -> list:
+    """A gauge's ``(time, value)`` points as floats."""
+    from ..api import args
+    out = []
+    try:
+        for p in data:
+            t, v = p
+            if not (_is_num(t) and _is_num(v)):
+                raise ValueError
+            out.append((_float(t), _float(v)))
+    except (TypeError, ValueError):
+        raise args.wrong("serq.plot.gauge", "source", "a dump file's path, a list of (time, value) or a dict of "
+                         "them", data) from None
+    return out
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 def _name(paths: list, default: str) -> str:
@@ -248,12 +316,22 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
     """A histogram (left) and the empirical CDF (right) of an observation's
     samples: a dump file's path, a sequence of numbers or ``Sample`` s, or a
     dict ``{label: either}`` to compare several.  NaN samples are left out."""
+    from ..api import args
+    if isinstance(bins, bool) or not isinstance(bins, int):
+        raise args.wrong("serq.plot.samples", "bins", "a whole number", bins)
+    if not 1 <= bins <= MAX_BINS:
+        raise _err(f"bins={bins}: a histogram has from 1 to {MAX_BINS} bins")
+    args.text("serq.plot.samples", "name", name, optional=True)
+    args.flag("serq.plot.samples", "logx", logx)
     series = _series(source, lambda p: [r["value"] for r in _dump_csv(p, ("time", "session", "turn", "value"))],
                      "samples")
-    series = {k: [v for v in _values(d) if v == v] for k, d in series.items()}
+    raw = {k: [v for v in _values(d) if v == v] for k, d in series.items()}
+    series = {k: [v for v in vs if _plottable(v)] for k, vs in raw.items()}
+    off = {k: len(raw[k]) - len(series[k]) for k in raw}
     empty = [k for k, v in series.items() if not v]
     if empty:
-        raise _err(f"{empty[0] or 'the series'} has no samples to plot")
+        raise _err(f"{empty[0] or 'the series'} has no samples to plot"
+                   + (f" ({_left_out(off[empty[0]])})" if off[empty[0]] else ""))
     name = name or _name(list(series), "value")
     fig, (hist, cdf) = _figure(2)
     np = extra("numpy")
@@ -262,7 +340,7 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
         pos = allv[allv > 0]
         if not len(pos):
             raise _err("--logx needs positive samples")
-        edges = np.geomspace(pos.min(), pos.max(), (bins if isinstance(bins, int) else 40) + 1)
+        edges = np.geomspace(pos.min(), pos.max(), bins + 1)
     else:
         edges = np.histogram_bin_edges(allv, bins=bins)
     one = len(series) == 1
@@ -272,6 +350,7 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
         a = np.sort(np.asarray(vals))
         hidden = int((a <= 0).sum()) if logx else 0
         note = f"; {hidden} ≤ 0 off the log axis" if hidden else ""
+        note += f"; {_left_out(off[label])}" if off.get(label) else ""
         hist.hist(a, bins=edges, color=color, alpha=0.75 if one else 0.45,
                   label=f"{tag} (n = {len(a)}{note})")
         cdf.step(a, np.arange(1, len(a) + 1) / len(a), where="post", color=color, label=tag)
@@ -300,14 +379,21 @@ def gauge(source, *, name: Optional[str] = None, logy: bool = False):
     """A gauge as a step function of time: a dump file's path
     (``DIR/gauge/NAME.csv``), a sequence of ``(time, value)``, or a dict
     ``{label: either}`` to compare several."""
+    from ..api import args
+    args.text("serq.plot.gauge", "name", name, optional=True)
+    args.flag("serq.plot.gauge", "logy", logy)
     series = _series(source, lambda p: [(r["time"], r["value"]) for r in _dump_csv(p, ("time", "value"))],
                      "gauge")
     name = name or _name(list(series), "value")
     fig, (ax,) = _figure()
     for i, (label, pts) in enumerate(series.items()):
-        pts = [(float(t), float(v)) for t, v in pts]
+        pts = _points(pts)
+        off = sum(1 for t, v in pts if not (_plottable(t) and _plottable(v)))
+        pts = [(t, v) for t, v in pts if _plottable(t) and _plottable(v)]
         if not pts:
-            raise _err(f"{label or 'the gauge'} has no points to plot")
+            raise _err(f"{label or 'the gauge'} has no points to plot" + (f" ({_left_out(off)})" if off else ""))
+        if off:
+            label = f"{label or name} ({_left_out(off)})"
         ts = [t for t, _ in pts]
         vs = [v for _, v in pts]
         ax.step(ts, vs, where="post", color=f"C{i % 10}", label=label if label is not None else name)

@@ -17,7 +17,8 @@ from ..diag import SerqError
               help="an observation's samples (serq run --dump DIR): histogram and CDF; repeat to compare")
 @click.option("--gauge", "gauges", multiple=True, type=click.Path(dir_okay=False), metavar="DIR/gauge/NAME.csv",
               help="a gauge's change points (serq run --dump DIR): a time series; repeat to compare")
-@click.option("--bins", type=click.IntRange(min=1), default=40, show_default=True, help="histogram bins")
+@click.option("--bins", type=click.IntRange(min=1, max=10_000), default=40, show_default=True,
+              help="histogram bins (at most 10 000)")
 @click.option("--logx", is_flag=True, help="a logarithmic x axis")
 @click.option("--logy", is_flag=True, help="a logarithmic y axis")
 @click.option("--out", required=True, metavar="FIGURE.png|FIGURE.svg", help="where the figure is written")

@@ -196,7 +196,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
         jobs = backends.cpus()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
-    pts = G.points(lists)
+    pts = G.points(lists, len(seed_list))
     # link every point before running any
     irs = []
     from .. import ir as I

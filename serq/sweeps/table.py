@@ -20,6 +20,7 @@ import re
 
 from ..diag import Diagnostic, SerqError
 from ..api.extras import extra
+from ..datafile import data_error, data_lines
 
 FORMATS = (".csv", ".parquet")
 _INT = re.compile(r"[+-]?\d+")
@@ -111,33 +112,73 @@ def parse_cell(text: str):
         return text
 
 
-def read(path: str) -> tuple[list[str], list[dict]]:
+def read(path) -> tuple[list[str], list[dict]]:
     """A table written by a sweep (or any CSV / Parquet with a header):
-    (columns, rows), each row a dict of numbers and texts (None: missing)."""
+    (columns, rows), each row a dict of numbers and texts (None: missing).
+    Every problem is an error at the file (and, in a CSV, the line and
+    column): a file that is not a table of its extension's format, not
+    UTF-8, empty, with a row of the wrong width or a column named twice."""
+    from ..api import args
+    path = args.path("serq.read_table", "path", path)
     ext = table_format(path)
     if ext == ".parquet":
-        pq = extra("pyarrow.parquet", "parquet")
-        try:
-            t = pq.read_table(path)
-        except OSError as e:
-            raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e}")) from None
-        cols = list(t.column_names)
-        return cols, t.to_pylist()
+        return _read_parquet(path)
+    lines = {}
+
+    def source():
+        for n, text in data_lines(path, "E972", "the table"):
+            lines.clear()
+            lines[n] = text.rstrip("\r\n")
+            yield text
+    reader = csv.reader(source())
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            lines = list(csv.reader(f))
+        cols = next(reader, None)
+        if cols is None:
+            raise SerqError(Diagnostic("E972", f"{path} is empty: a table has a header line"))
+        _distinct(path, cols)
+        rows = []
+        for line in reader:
+            if not line:
+                continue
+            if len(line) != len(cols):
+                n = reader.line_num
+                raise data_error("E972", path, n, 1, f"{len(line)} cells, the header has {len(cols)}", lines.get(n))
+            rows.append({c: parse_cell(v) for c, v in zip(cols, line)})
+    except csv.Error as e:
+        raise data_error("E972", path, reader.line_num, 1, f"not a CSV table: {e}", lines.get(reader.line_num)) \
+            from None
+    return cols, rows
+
+
+def _distinct(path: str, cols: list) -> None:
+    seen = set()
+    for c in cols:
+        if c in seen:
+            raise SerqError(Diagnostic("E972", f"{path}: the column `{str(c)[:60]}` is named twice in the header"))
+        seen.add(c)
+
+
+def _read_parquet(path: str) -> tuple[list, list]:
+    pa = extra("pyarrow")
+    pq = extra("pyarrow.parquet", "parquet")
+    try:
+        t = pq.read_table(path)
     except OSError as e:
-        raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e.strerror}")) from None
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise SerqError(Diagnostic("E972", f"{path}: not a CSV table: {e}")) from None
-    if not lines:
-        raise SerqError(Diagnostic("E972", f"{path} is empty: a table has a header line"))
-    cols = lines[0]
-    rows = []
-    for i, line in enumerate(lines[1:], start=2):
-        if not line:
-            continue
-        if len(line) != len(cols):
-            raise SerqError(Diagnostic("E972", f"{path}:{i}: {len(line)} cells, the header has {len(cols)}"))
-        rows.append({c: parse_cell(v) for c, v in zip(cols, line)})
+        raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e.strerror or e}")) from None
+    except (pa.ArrowException, ValueError) as e:        # ArrowInvalid: not Parquet, empty, corrupt
+        raise SerqError(Diagnostic("E972", f"{path}: not a Parquet table: {str(e).splitlines()[0][:160]}",
+                                   help="a .parquet table is one pyarrow reads (serq sweep --out T.parquet)")) \
+            from None
+    cols = [str(c) for c in t.column_names]
+    _distinct(path, cols)
+    try:
+        rows = t.to_pylist()
+    except (pa.ArrowException, ValueError, OverflowError) as e:
+        raise SerqError(Diagnostic("E972", f"{path}: a column pyarrow cannot read into Python: "
+                                           f"{str(e).splitlines()[0][:160]}")) from None
+    for r in rows:
+        for c, v in r.items():
+            if v is not None and not isinstance(v, (bool, int, float, str)):
+                raise SerqError(Diagnostic("E972", f"{path}: the column `{c}` holds {type(v).__name__} values: a "
+                                                   "table's cells are numbers or texts"))
     return cols, rows
