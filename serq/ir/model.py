@@ -484,7 +484,8 @@ class SessionSpec:
     # what its tokens are: segments [id, tokens] from position 0, in order,
     # whole numbers (an id a 64-bit hash, kept exact); every later token is
     # the session's own
-    content: tuple[tuple[int, int], ...] = field(default=(), metadata=OMIT_DEFAULT)
+    # (IR written before these were whole numbers said 1.0: read as 1)
+    content: tuple[tuple[int, int], ...] = field(default=(), metadata={**OMIT_DEFAULT, "whole_floats": True})
 
 
 @dataclass(frozen=True)
