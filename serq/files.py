@@ -330,6 +330,9 @@ def _umask() -> int:
 
 
 _ANY = Mark("serq", lambda path: True, "")
+# A writer that decided itself, by what the files say, that the place is its
+# own (the repository's generators: tools/generated.py, leangen)
+CHECKED = Mark("a generator", lambda path: True, "it says so itself")
 
 
 class Collection:

@@ -78,6 +78,13 @@ class Checker:
         if p.version != M.IR_VERSION:
             self.problem("E902", f"IR version {p.version} (this serq reads {M.IR_VERSION})", field="$.version")
             self.out.check()
+        # the types and shape first (serq/ir/shape.py): the checks below read
+        # every node as its kind
+        from .shape import problems
+        for path, message in problems(p):
+            self.problem("E910", f"the field {message}", field=path)
+        if self.out:
+            self.out.check()
         self.check_tables()
         if self.out:
             self.out.check()
