@@ -213,7 +213,9 @@ def _decode_record(cls: type, data: Any, path: str) -> Any:
             if f.metadata.get("whole_floats"):
                 value = _whole_floats(value)
             kwargs[f.name] = _decode(hints[f.name], value, f"{path}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        elif not f.metadata.get("omit_default"):
+            # the canonical JSON says every value (but a field left out at its
+            # default): a missing one is a malformed file, not a default
             raise _Bad(f"{path}.{f.name}", "missing field")
     return cls(**kwargs)
 

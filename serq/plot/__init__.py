@@ -107,9 +107,9 @@ def _rows(source) -> tuple[list, list, list]:
     return list(cols), list(rows), inputs
 
 
-def _column(name: str, cols: list, what: str) -> None:
+def _column(name: str, cols: list, what: str, table: str = "the table") -> None:
     if name not in cols:
-        raise _err(f"the table has no column `{name}` ({what})",
+        raise _err(f"{table} has no column `{name}` ({what})",
                    help=did_you_mean(name, cols) or f"its columns: {', '.join(cols[:12])}"
                    + (", …" if len(cols) > 12 else ""))
 
@@ -136,28 +136,30 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     if where is not None and not isinstance(where, dict):
         raise args.wrong(where_, "where", "a dict of inputs' values", where)
     cols, rows, inputs = _rows(source)
-    _column(x, cols, "--x")
-    _column(y, cols, "--y")
+    # (a table read from a file is named in what is said of it)
+    named = f"the table {os.fspath(source)}" if isinstance(source, (str, os.PathLike)) else "the table"
+    _column(x, cols, "--x", named)
+    _column(y, cols, "--y", named)
     if by is not None:
-        _column(by, cols, "--by")
+        _column(by, cols, "--by", named)
     for k, v in (where or {}).items():
-        _column(k, cols, "--where")
+        _column(k, cols, "--where", named)
         rows = [r for r in rows if r.get(k) == v or str(r.get(k)) == str(v)]
         if not rows:
-            raise _err(f"no row has {k} = {v}")
+            raise _err(f"no row of {named} has {k} = {v}")
     if not rows:
-        raise _err("the table has no rows")
+        raise _err(f"{named} has no rows")
     for name in inputs:
         if name in (x, by) or name in (where or {}):
             continue
         vals = {r.get(name) for r in rows}
         if len(vals) > 1:
             some = sorted(map(str, vals))[:2]
-            raise _err(f"the table varies {name} too, so a point of the plot would mix its values",
+            raise _err(f"{named} varies {name} too, so a point of the plot would mix its values",
                        help=f"--by {name}, or keep one value: --where {name}={some[0]}")
     ys = [r.get(y) for r in rows]
     if not all(_is_num(v) or v is None for v in ys):
-        raise _err(f"the column `{y}` is not a number")
+        raise _err(f"the column `{y}` of {named} is not a number")
     off = sum(1 for v in ys if v is not None and not _plottable(v))
     rows = [dict(r, **{y: r.get(y) if r.get(y) is None or _plottable(r.get(y)) else None}) for r in rows]
     xs_all = [r.get(x) for r in rows]

@@ -89,7 +89,11 @@ class Sweep:
         return out
 
     def _metrics(self, metrics):
+        from ..api import args
         from ..api.report import missing
+        if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, (list, tuple))
+                                    or not all(isinstance(m, str) for m in metrics)):
+            raise args.wrong("Sweep.summary", "metrics", "a list of column names", metrics)
         metrics = self.default_metrics() if metrics is None else list(metrics)
         for m in metrics:
             if m not in self.columns:

@@ -92,13 +92,26 @@ def check_place(path: str, force: bool = False, inputs=()) -> None:
     files.check_file(path, what="", mark=files.TABLE, force=force, inputs=inputs)
 
 
+INT64 = 2 ** 63
+
+
 def _arrow_column(pa, values: list):
+    """A column as int64 (whole numbers that fit), float64 (numbers a float
+    holds) or text (anything else, a whole number beyond both included)."""
     present = [v for v in values if v is not None]
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, int) and not isinstance(v, bool) and -INT64 <= v < INT64 for v in present):
         return pa.array(values, type=pa.int64())
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) and _floats(v) for v in present):
         return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
     return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def _floats(v) -> bool:
+    try:
+        float(v)
+        return True
+    except OverflowError:
+        return False
 
 
 def parse_cell(text: str):
