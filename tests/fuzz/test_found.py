@@ -395,3 +395,136 @@ def test_a_content_addressed_block_beyond_what_a_name_counts_is_refused():
     assert msg.startswith("examples/replay/mooncake.sq:66:3: error[E290]: pool `kv` is content-addressed "
                           "(`cache shared;`): its block of 1e+308 tokens is beyond the 2^53 tokens a block's "
                           "name counts\n"), msg
+
+
+# -- issue 24: the IR by type and shape first (serq/ir/shape.py) -------------------
+# The crash sites of the issue's type-changing mutator, each with an input
+# that reaches it: on main, a function of no arguments inside a cost
+# reached the constant folder from the validator (ir/expr.py:78, :83, :87:
+# unpacking its arguments); the others were refused by main's validator
+# too, but by checks that came after the semantic ones read the node, and
+# are now refused by the shape pass before anything reads them.
+
+def _first(d, key):
+    todo = [d]
+    while todo:
+        x = todo.pop(0)
+        if isinstance(x, dict):
+            if key in x:
+                return x
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+    raise KeyError(key)
+
+
+def _cost_fn(d):
+    hp = d["blocks"][2]["stmts"][4]["Hold"]["pools"][0]
+    return hp["units"]["Cost"]["expr"]
+
+
+def test_a_unary_function_of_no_arguments_in_a_cost_is_the_shapes():
+    """ValueError at ir/expr.py:87 (`(x, *rest) = args`) from the validator."""
+    d = ir.to_data(compile_file("examples/multi-turn/routing.sq", horizon=10))
+    hp = d["blocks"][2]["stmts"][4]["Hold"]["pools"][0]
+    hp["units"]["Cost"]["expr"] = {"Fn": {"fn": "Ceil", "args": []}}
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[2].stmts[4].Hold.pools[0].units.Cost.expr.Fn.args: error[E910]: the field has 0 arguments: "
+        "ceil takes 1")
+
+
+def test_a_binary_function_of_no_arguments_in_a_cost_is_the_shapes():
+    """ValueError at ir/expr.py:78 (`a, b = args`) from the validator."""
+    d = ir.to_data(compile_file("examples/multi-turn/routing.sq", horizon=10))
+    _cost_fn(d)["Fn"]["args"] = []
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[2].stmts[4].Hold.pools[0].units.Cost.expr.Fn.args: error[E910]: the field has 0 arguments: "
+        "min takes 2")
+
+
+def test_an_unknown_function_is_the_shapes():
+    """ValueError at ir/expr.py:107 (`raise ValueError(fn)`)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    _first(d, "Fn")["Fn"]["fn"] = "Foo"
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[1].stmts[0].Set.expr.Fn.fn: error[E910]: the field is 'Foo', not one of Min, Max, Abs, "
+        "Floor, Ceil, Sqrt, Exp, Ln, Pow")
+
+
+def test_an_unknown_operator_is_the_shapes():
+    """ValueError at sim/compile.py:244 (`raise ValueError(op)`)."""
+    d = _mg1_ir()
+    _first(d, "Binary")["Binary"]["op"] = "Foo"
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[1].stmts[3].Observe.expr.Binary.op: error[E910]: the field is 'Foo', not one of Add, Sub, Mul, "
+        "Div, Pow, Lt, Le, Gt, Ge, Eq, Ne, And, Or")
+
+
+def test_an_unknown_query_is_the_shapes():
+    """ValueError at sim/compile.py:332 (`raise ValueError(q)`)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    _first(d, "Query")["Query"]["query"] = "Foo"
+    assert _err(lambda: _read(d)) == (
+        "$.stages[0].kind.Step.chunk.Cond.cond.Binary.lhs.Binary.rhs.Query.query: error[E910]: the field is 'Foo', "
+        "not one of Used, Free, CachedIn, Holders, Queued, Prefilling, Queue, Busy, Work, EstLambda, EstRho, "
+        "EstWait, BudgetLeft")
+
+
+def test_a_block_of_fewer_sides_than_statements_is_the_shapes():
+    """IndexError at sim/statements.py:52 (`blk.sides[j]`)."""
+    d = _mg1_ir()
+    d["blocks"][1]["sides"] = d["blocks"][1]["sides"][:1]
+    assert _err(lambda: _read(d)) == "$.blocks[1].sides: error[E910]: the field has 1 entries for 4 statements"
+
+
+def test_a_block_past_the_table_is_refused():
+    """IndexError at sim/statements.py:42 (`p.blocks[b]`)."""
+    d = _mg1_ir()
+    d["session"] = 99
+    assert _err(lambda: _read(d)) == (
+        "$.session: error[E910]: session block 99 out of range (the program has 2 blocks)\n\n"
+        "$.blocks[1]: error[E910]: block 1 is not reachable from init, turn or session\n\n"
+        "error: 2 errors")
+
+
+def test_a_stage_past_the_table_is_refused():
+    """IndexError at sim/compile.py:114 (`decls[base]`)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    _first(d, "Run")["Run"]["stage"]["base"] = 99
+    assert _err(lambda: _read(d)) == (
+        "examples/multi-turn/vllm.sq:65:7: error[E910]: stage reference 99+1 out of range\n"
+        "   |\n"
+        "65 |       prefill (known - c) growing kv;\n"
+        "   |       ^")
+
+
+def test_a_pool_admitted_by_a_stage_that_is_no_engine_is_refused():
+    """AttributeError at sim/machine.py:170 (`admit_pools` of a fifo stage)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    d["stages"].append({"index": None, "kind": {"Fifo": 1}, "loc": None, "name": "extra"})
+    next(p for p in d["pools"] if p["admit_via"] is not None)["admit_via"] = len(d["stages"]) - 1
+    assert _err(lambda: _read(d)) == (
+        "examples/multi-turn/vllm.sq:71:3: error[E910]: pool `reqs`: admit_via must name a step stage\n"
+        "   |\n"
+        "71 |   pool reqs on vllm { queue fifo; }\n"
+        "   |   ^")
+
+
+def test_a_value_of_another_type_where_a_number_stands_is_the_codecs():
+    d = _mg1_ir()
+    d["horizon"] = [10.0]
+    assert _err(lambda: _read(d)) == "error[E903]: x.ir.json: malformed IR at $.horizon: expected a number (or \"inf\")"
+    d = _mg1_ir()
+    del d["blocks"][0]["locs"]
+    assert _err(lambda: _read(d)) == "error[E903]: x.ir.json: malformed IR at $.blocks[0].locs: missing field"
+
+
+def test_an_engine_reading_the_queue_of_an_engine_made_after_it_runs():
+    """AttributeError at sim/step.py:270 (the queue of a stage not made yet,
+    read by an engine's chunk): found by the IR fuzzer's string swaps."""
+    d = ir.to_data(compile_file("examples/pd-disaggregation/llmd_nixl_pull.sq", horizon=10))
+    q = d["stages"][0]["kind"]["Step"]["chunk"]["Cond"]["cond"]["Binary"]["lhs"]["Binary"]["rhs"]["Query"]
+    assert q["query"] == "Queued"
+    q["query"] = "Queue"              # the queue of stage 0, read by stage 0's own chunk
+    r = simulate(_read(d))
+    assert r.data()["run"]["arrivals"] == 6 and r.data()["stages"][0]["completed"] == 5
