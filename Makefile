@@ -24,9 +24,11 @@ test: install
 	$(BIN)/python -m pytest -q
 	$(MAKE) --no-print-directory check
 
-# Every example links; every committed generated file is current.
+# Every example links; every committed generated file (golden IR, oracle IR, the
+# example trace serq mooncake-trace makes, …) is current.
 check: install
 	$(BIN)/python tools/check.py
+	$(BIN)/python tools/gen_parser.py --check
 	$(BIN)/python tools/draw_check.py
 	$(BIN)/python tools/gen_textmate.py --check
 	$(BIN)/python -m leangen oracle --check
@@ -38,6 +40,7 @@ check: install
 # Rewrite the golden files under tests/golden/ (review the diff before committing).
 golden: install
 	$(BIN)/python tools/check.py --write-golden
+	$(BIN)/python tools/gen_parser.py
 	$(BIN)/python tools/draw_check.py --write
 	$(BIN)/python tools/gen_textmate.py
 	$(BIN)/python -m leangen claims
@@ -47,8 +50,18 @@ golden: install
 metrics: install
 	$(BIN)/python tools/metrics.py
 
-bench: install
-	$(BIN)/python bench/bench.py
+# The benchmark's comparisons need the `bench` extra (the Rust serQ, SimPy).
+BENCH_STAMP := $(VENV)/.bench-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[test,bench]"
+	@rm -f $(VENV)/.bench-*
+	@touch $(BENCH_STAMP)
+
+# Every figure of issues 14 and 22 with its ratio measured in one run; QUICK=1
+# for the short version (bench/bench.py --quick).
+bench: install $(BENCH_STAMP)
+	$(BIN)/python bench/bench.py $(if $(QUICK),--quick,)
 
 # A 3 x 2 x 5 sweep of the vLLM program with --jobs 1, --jobs 2 and --dask local.
 bench-sweep: install

@@ -1,8 +1,11 @@
-"""The simulator's benchmark (``make bench``, issue 14): each figure a median
-of several runs in this process, each ratio measured in the same command.
+"""The simulator's benchmark (``make bench``, issues 14 and 22): each figure a
+median of several runs in this process (or of new processes, for the
+commands), each ratio measured in the same command, the load average said.
 
 (a) the overview's vLLM multi-turn program (bench/vllm_overview.sq) at
-    horizon 3 000: wall time, iterations/s, strokes against ``--no-strokes``;
+    horizon 3 000: wall time, iterations/s, strokes against ``--no-strokes``,
+    and the Rust serQ (pyserq) on the same model (bench/rust/) where the
+    ``bench`` extra is installed;
 (b) the replay of a 330-session, 3 291-request multi-turn trace
     (bench/traces.py) with prefix caching and preemptions, on
     examples/replay/vllm_replay.sq: the same figures;
@@ -10,15 +13,22 @@ of several runs in this process, each ratio measured in the same command.
     SimPy model of it (events/s of the model's events, arrivals plus
     departures; SimPy's kernel schedules about six events a customer, its
     count printed beside);
-(d) an oracle DRT batch, serQ's side: bench/drt_bench.py where it exists.
+(d) an oracle DRT batch, serQ's side: bench/drt_bench.py where it exists;
+(e) the replay of 1 500 Mooncake requests by serQ and by vLLM 0.33.0's own
+    scheduler (bench/prefix_bench.py; vLLM's side where .venv-vllm is built);
+(f) every command's start-up (bench/startup_bench.py: new processes);
+(g) a sweep's configurations per minute with ``--jobs 1`` and ``--jobs 2``
+    (the 2 x 2 x 3 sweep of examples/multi-turn/vllm.sq at horizon 200,
+    each the whole command as a user types it);
 
-    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d]
+and, last, each of issue 22's targets with the figure measured.
 
-Imports are outside the timings (SimPy's, serq's machine module, numpy,
-which a long run imports on first use), and so is linking, except in (d),
-whose point it is.  The reference figures the issue quotes for the Rust serQ
-(pyserq 0.1.6) on this kind of machine are printed beside, as quoted, not
-measured here.
+    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g]
+
+Imports are outside the timings of (a)-(c) (SimPy's, serq's machine module,
+numpy, which a long run imports on first use), and so is linking, except in
+(d), whose point it is.  The Rust serQ runs in this process too
+(``pyserq.run``), timed the same way.
 """
 
 from __future__ import annotations
@@ -36,11 +46,38 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, ROOT)
 
 from serq.sim import simulate  # noqa: E402
+from startup_bench import load  # noqa: E402
 import serq.sim.machine  # noqa: E402,F401  (imported by a run on first use)
 import numpy  # noqa: E402,F401  (imported by a long run on first use)
 
-# the issue's figures for the Rust serQ, in process on this kind of machine
-RUST = {"a": 0.67, "b": 0.3}
+RUST_DIR = os.path.join(HERE, "rust")
+TARGETS = []     # (what, figure, target, met) in the order measured
+
+
+def target(what: str, figure: str, goal: str, met) -> None:
+    TARGETS.append((what, figure, goal, met))
+
+
+def pyserq():
+    """The Rust serQ (the `bench` extra), or None."""
+    try:
+        import pyserq as P
+    except ImportError:
+        return None
+    return P
+
+
+def rust_timed(P, deployment: str, workload: str, runs: int, **kw):
+    """The median wall time of `runs` runs of the Rust serQ, and its last report's JSON."""
+    prog = P.compile(os.path.join(RUST_DIR, deployment), workload=os.path.join(RUST_DIR, workload), **kw)
+    walls = []
+    out = None
+    for _ in range(runs):
+        t = time.perf_counter()
+        out = P.run(prog)
+        walls.append(time.perf_counter() - t)
+    import json
+    return statistics.median(walls), json.loads(out.json())
 
 
 def timed(prog, runs: int, strokes: bool = True):
@@ -54,28 +91,56 @@ def timed(prog, runs: int, strokes: bool = True):
     return statistics.median(walls), r
 
 
-def engine_case(label: str, prog, runs: int) -> None:
+def engine_case(label: str, prog, runs: int, rust=None) -> float:
+    """Strokes, step by step, and (``rust``: a thunk giving its median wall
+    and report) the Rust serQ; serq's median wall time."""
     wall, r = timed(prog, runs)
     slow, r2 = timed(prog, runs, strokes=False)
     same = r.text() == r2.text()
     d = r.data()
     iters = sum(s.get("iterations", 0) for s in d["stages"])
     print(f"{label}")
-    print(f"  strokes   : {wall:7.3f} s  {d['run']['events']:>9} events  {d['run']['events'] / wall:10.0f} events/s  "
+    print(f"  strokes     : {wall:7.3f} s  {d['run']['events']:>9} events  {d['run']['events'] / wall:10.0f} events/s  "
           f"{iters / wall:10.0f} iterations/s")
-    print(f"  --no-strokes: {slow:5.3f} s  {d['run']['events'] / slow:10.0f} events/s  "
+    print(f"  --no-strokes: {slow:7.3f} s  {d['run']['events'] / slow:10.0f} events/s  "
           f"(strokes {slow / wall:.2f}x faster; reports {'byte-identical' if same else 'DIFFER'})")
+    if rust is not None:
+        rwall, rd = rust()
+        riters = sum(s.get("iterations", 0) for s in rd["stages"])
+        print(f"  Rust serQ   : {rwall:7.3f} s  {riters:>9} iterations  (serq / Rust {wall / rwall:.2f}x the time)")
+        return wall / rwall
+    return None
+
+
+def _rust_verdict(key: str, what: str, ratio) -> None:
+    if ratio is None:
+        target(what, "pyserq not installed (pip install -e \".[bench]\")", "<= 0.5x Rust's time", None)
+    else:
+        target(what, f"{ratio:.2f}x Rust's time", "<= 0.5x Rust's time", ratio <= 0.5)
 
 
 def case_a(runs: int, quick: bool) -> None:
     from serq.link import compile_file
     h = 300.0 if quick else 3000.0
     prog = compile_file(os.path.join(HERE, "vllm_overview.sq"), horizon=h, seed=1)
-    engine_case(f"(a) bench/vllm_overview.sq, horizon {h:g}" +
-                ("" if quick else f"  (the issue: Rust serQ {RUST['a']} s, target 0.35 s)"), prog, runs)
+    P = pyserq()
+    rust = None if P is None else \
+        (lambda: rust_timed(P, "vllm_overview.sq", "overview_workload.sq", runs, horizon=h, seed=1))
+    ratio = engine_case(f"(a) bench/vllm_overview.sq, horizon {h:g}", prog, runs, rust)
+    _rust_verdict("a", f"(a) multi-turn vLLM, horizon {h:g}", ratio)
+
+
+def _trace_csv(t: dict, path: str) -> None:
+    """The trace as the Rust serQ's replay reads it (session, turn, new, out, think, forced)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("session,turn,new,out,think,forced\n")
+        for i, sess in enumerate(t["sessions"]):
+            for k, turn in enumerate(sess["turns"]):
+                f.write(f"{i},{k},{turn['new']},{turn['out']},{turn.get('think', 0)},{turn.get('forced', 0)}\n")
 
 
 def case_b(runs: int, quick: bool) -> None:
+    import tempfile
     from serq.link import compile_file
     from serq.oracle import replay
     from traces import trace
@@ -85,8 +150,18 @@ def case_b(runs: int, quick: bool) -> None:
     prog = replay.with_sessions(compile_file(os.path.join(ROOT, replay.PROGRAM), sets=replay.inputs(t),
                                              horizon=replay.horizon(t)), t)
     n = sum(len(s["turns"]) for s in t["sessions"])
-    engine_case(f"(b) the replay of {len(t['sessions'])} sessions, {n} requests (bench/traces.py)" +
-                ("" if quick else f"  (the issue: Rust serQ {RUST['b']} s, target 0.15 s)"), prog, runs)
+    P = pyserq()
+    with tempfile.TemporaryDirectory(prefix="serq-bench-") as tmp:
+        csv = os.path.join(tmp, "trace.csv")
+        _trace_csv(t, csv)
+        spacing = t["sessions"][1]["arrive"] - t["sessions"][0]["arrive"]
+        rust = None if P is None else \
+            (lambda: rust_timed(P, "vllm_replay.sq", "replay_workload.sq", runs, trace=csv,
+                                horizon=replay.horizon(t), seed=1,
+                                sets={"sessions": str(len(t["sessions"])), "spacing": str(spacing)}))
+        ratio = engine_case(f"(b) the replay of {len(t['sessions'])} sessions, {n} requests (bench/traces.py)",
+                            prog, runs, rust)
+    _rust_verdict("b", f"(b) replay of {len(t['sessions'])} sessions", ratio)
 
 
 def run_simpy(horizon: float, lam: float = 0.8, seed: int = 1):
@@ -145,6 +220,7 @@ def case_c(runs: int, quick: bool) -> None:
           f"({kev} kernel events)")
     print(f"  serq / simpy: {eps / meps:.2f}x events/s (the model's events), {reqs / wall / (dep / swall):.2f}x "
           "requests/s")
+    target(f"(c) M/M/1, horizon {h:g}", f"{eps / meps:.2f}x SimPy's events/s", ">= 3x SimPy", eps / meps >= 3)
 
 
 def case_d(runs: int, quick: bool) -> None:
@@ -157,18 +233,111 @@ def case_d(runs: int, quick: bool) -> None:
     subprocess.run([sys.executable, script] + (["--quick"] if quick else []) + ["--runs", str(runs)], check=False)
 
 
+def case_e(runs: int, quick: bool) -> None:
+    """The 1 500-request Mooncake replay against vLLM's scheduler."""
+    import prefix_bench as PB
+    vllm = os.path.exists(os.path.join(ROOT, ".venv-vllm", "bin", "python"))
+    print(f"(e) the replay of 1 500 Mooncake requests (bench/prefix_bench.py; trace {PB.trace_path()})")
+    serq_times = []
+    ours = None
+    for _ in range(max(1, runs if not quick else 1)):
+        dt, ours = PB.serq_replay()
+        serq_times.append(dt)
+    ms = statistics.median(serq_times)
+    print(f"  serQ (link, sessions, run): {ms:7.3f} s  ({ours['steps']} steps, {ours['preemptions']} preemptions)")
+    if not vllm:
+        print("  vLLM's scheduler: .venv-vllm is not built (make vllm-env)")
+        target("(e) Mooncake replay", f"serQ {ms:.2f} s; vLLM not measured (.venv-vllm absent)",
+               ">= 30x faster than vLLM's scheduler", None)
+        return
+    times, theirs = PB.vllm_replays(max(1, runs if not quick else 1))
+    from serq.oracle import mooncake as MC
+    agree = MC.diff(ours, theirs) == []
+    mv = statistics.median(times)
+    print(f"  vLLM 0.33.0's scheduler:   {mv:7.3f} s  (serQ {mv / ms:.1f}x faster; answers "
+          f"{'agree' if agree else 'DIFFER'})")
+    target("(e) Mooncake replay", f"serQ {mv / ms:.1f}x faster than vLLM's scheduler",
+           ">= 30x faster than vLLM's scheduler", mv / ms >= 30)
+
+
+def case_f(runs: int, quick: bool) -> None:
+    import startup_bench as SB
+    n = 3 if quick else max(5, runs)
+    rows = SB.measure(n)
+    print("(f) ", end="")
+    SB.report(rows, n)
+    check = next(r for r in rows if r[0].startswith("serq check"))
+    target("(f) serq check of a small program", f"{check[1]:.3f} s wall", f"< {SB.TARGET} s",
+           check[1] < SB.TARGET)
+
+
+SWEEP = ["examples/multi-turn/vllm.sq", "--set", "Lambda=0.3,0.6", "--set", "B=2048,4096", "--seeds", "1-3"]
+
+
+def case_g(runs: int, quick: bool) -> None:
+    """Configurations per minute of one sweep with --jobs 1 and --jobs 2, each
+    the whole command, taken in turn."""
+    import resource
+    import tempfile
+    serq = os.path.join(os.path.dirname(sys.executable), "serq")
+    h = "100" if quick else "200"
+    n_runs = 2 * 2 * 3
+    walls = {1: [], 2: []}
+    cpus = {1: [], 2: []}
+    tables = {}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory(prefix="serq-bench-") as tmp:
+        for r in range(max(2, runs) + 1):
+            for jobs in (1, 2):
+                out = os.path.join(tmp, f"t{jobs}.csv")
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t = time.perf_counter()
+                p = subprocess.run([serq, "sweep"] + SWEEP + ["--horizon", h, "--jobs", str(jobs), "--out", out],
+                                   cwd=ROOT, env=env, capture_output=True, text=True)
+                wall = time.perf_counter() - t
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if p.returncode != 0:
+                    print(f"(g) the sweep failed: {p.stderr.strip()[:300]}")
+                    return
+                if r == 0:
+                    continue        # a first run of each: its bytecode written, the files read once
+                walls[jobs].append(wall)
+                cpus[jobs].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+                with open(out, encoding="utf-8") as f:
+                    tables[jobs] = f.read()
+    w1, w2 = statistics.median(walls[1]), statistics.median(walls[2])
+    same = tables[1] == tables[2]
+    print(f"(g) serq sweep {' '.join(SWEEP)} --horizon {h}: {n_runs} configurations, medians of "
+          f"{len(walls[1])} ({load()})")
+    for jobs, w in ((1, w1), (2, w2)):
+        print(f"  --jobs {jobs}: {w:6.2f} s  {60 * n_runs / w:7.1f} configurations/minute  "
+              f"(CPU {statistics.median(cpus[jobs]):.2f} s)")
+    print(f"  --jobs 2 / --jobs 1: {w1 / w2:.2f}x the configurations per minute; tables "
+          f"{'identical' if same else 'DIFFER'}")
+    target(f"(g) sweep --jobs 2 (horizon {h})", f"{w1 / w2:.2f}x --jobs 1's configurations/minute",
+           ">= 1.8x on an idle 2-core machine", w1 / w2 >= 1.8)
+
+
 def main(argv) -> int:
     quick = "--quick" in argv
     runs = 1 if quick else 3
-    only = "abcd"
+    only = "abcdefg"
     for k, a in enumerate(argv):
         if a == "--runs" and k + 1 < len(argv):
             runs = int(argv[k + 1])
         if a == "--only" and k + 1 < len(argv):
             only = argv[k + 1].replace(",", "")
-    print(f"serq benchmark, medians of {runs} run{'s' if runs > 1 else ''}" + (" (quick)" if quick else ""))
+    print(f"serq benchmark, medians of {runs} run{'s' if runs > 1 else ''}" + (" (quick)" if quick else "") +
+          f"; {load()}")
+    cases = {"a": case_a, "b": case_b, "c": case_c, "d": case_d, "e": case_e, "f": case_f, "g": case_g}
     for c in only:
-        {"a": case_a, "b": case_b, "c": case_c, "d": case_d}[c](runs, quick)
+        cases[c](runs, quick)
+        sys.stdout.flush()
+    if TARGETS:
+        print(f"issue 22's targets ({load()}; measured on a shared machine, the lead re-measures on a quiet one):")
+        for what, figure, goal, met in TARGETS:
+            verdict = "not measured" if met is None else "met" if met else "MISSED"
+            print(f"  {what:38s} {figure:44s} target {goal:36s} {verdict}")
     return 0
 
 

@@ -61,7 +61,7 @@ def batches(n: int, n_pd: int) -> dict:
 
 def one_run(harness, cases, outcome) -> tuple[dict, list]:
     """Seconds spent in each part over the batch, and the outcomes."""
-    from serq.api.oracle import harness_program
+    from serq.api.harness import harness_program
     from serq.sim.machine import Sim
     from serq.sim.report import Report
     spent = dict.fromkeys(PARTS, 0.0)
@@ -84,7 +84,7 @@ def one_run(harness, cases, outcome) -> tuple[dict, list]:
 def serq_side(harness, cases, outcome, repeat: int) -> tuple[dict, dict, list]:
     """{way: [seconds by part, one a repeat]}, the shape caches' counts after
     a batch from an empty cache, and the outcomes."""
-    from serq.api import oracle as A
+    from serq.api import harness as A
     runs = {"each": [], "shape": [], "warm": []}
     outs = {}
     counts = {}

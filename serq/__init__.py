@@ -33,7 +33,7 @@ _LAZY = {
     "Sample": ("serq.api.report", "Sample"),
     "sweep": ("serq.sweeps", "sweep"),
     "Sweep": ("serq.sweeps", "Sweep"),
-    "read_table": ("serq.sweeps.table", "read"),
+    "read_table": ("serq.tables.table", "read"),
     "SerqError": ("serq.diag", "SerqError"),
     "oracle": ("serq.oracle", None),
     "plot": ("serq.plot", None),

@@ -25,6 +25,20 @@ DUMP = "serq run --dump"
 
 
 class _Group(click.Group):
+    # commands imported when first asked for (a command's start-up pays only
+    # for what it runs): name -> (module, attribute)
+    lazy: dict = {}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy and name not in self.commands:
+            import importlib
+            module, attr = self.lazy[name]
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
     def parse_args(self, ctx, args):
         ctx.meta["serq.argv"] = list(args)     # the command's words, for a rerun under SERQ_DEBUG=1
         return super().parse_args(ctx, args)
@@ -366,13 +380,13 @@ class _ctrl_c:
 def oracle(ctx, link_each):
     """vLLM's real scheduler as the oracle: scenarios, agreement, divergence."""
     if link_each:
-        from .api.oracle import linking
+        from .api.harness import linking
         ctx.with_resource(linking("each"))
 
 
-# the programs the oracle commands run: one home, serq/api/oracle.py
-from .api.oracle import (mooncake_program, pd_program, program_for_scenario,  # noqa: E402,F401
-                          program_for_trace, scenario_program, trace_program)
+# the programs the oracle commands run: one home, serq/oracle/programs.py
+from .oracle.programs import (mooncake_program, pd_program, program_for_scenario,  # noqa: E402,F401
+                              program_for_trace, scenario_program, trace_program)
 
 
 def _oracle_json(out: dict) -> str:
@@ -504,8 +518,8 @@ def oracle_fuzz(n, seed, force, out_dir, kind):
 
 
 def _campaign(kind: str, n: int, seed: int, out_dir: str, force: bool):
-    """A campaign (serq/api/campaign.py) with its progress on stderr."""
-    from .api.campaign import campaign
+    """A campaign (serq/oracle/campaigns.py) with its progress on stderr."""
+    from .oracle.campaigns import campaign
     c = campaign(kind, n=n, seed=seed, out=out_dir, force=force,
                  progress=lambda line: click.echo(line, err=True))
     click.echo(c.summary())
@@ -558,6 +572,47 @@ def target(file, engine, as_json, sets):
         click.echo(T.flags(t.args))
 
 
+def _finite(ctx, param, value):
+    import math
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+@main.command(name="mooncake-trace")
+@click.option("--requests", type=click.IntRange(1, 1_000_000), default=1000, show_default=True,
+              help="the trace's requests (its lines)")
+@click.option("--rate", type=click.FloatRange(0, 1e6, min_open=True), default=3.0, show_default=True,
+              callback=_finite, help="requests a second (Poisson arrivals)")
+@click.option("--seed", type=int, default=1, show_default=True, help="the seed of the draws")
+@click.option("--system", type=click.IntRange(0, 10_000_000), default=1024, show_default=True,
+              help="the system prompt's tokens, the start of every conversation")
+@click.option("--input", "input_", type=click.FloatRange(0, 1e7), default=2000.0, show_default=True,
+              callback=_finite, help="a new message's mean tokens")
+@click.option("--output", type=click.FloatRange(1, 1e7), default=300.0, show_default=True, callback=_finite,
+              help="an answer's mean tokens")
+@click.option("--follow", type=click.FloatRange(0, 1), default=0.5, show_default=True, callback=_finite,
+              help="the chance that a request continues a conversation")
+@click.option("--context", type=click.IntRange(1, 10_000_000), default=32768, show_default=True,
+              help="a prompt's tokens at most")
+@click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
+@click.option("--force", is_flag=True, help="write over a --out file that is there")
+def mooncake_trace(requests, rate, seed, system, input_, output, follow, context, out, force):
+    """Write a trace in Mooncake's format made from a seed: Poisson arrivals,
+    conversations sharing their prompts' 512-token blocks (docs/cli.md)."""
+    from . import mooncake as MT
+    if context <= system:
+        raise click.BadParameter(f"a prompt of at most {context} tokens leaves no room after the system "
+                                 f"prompt's {system}", param_hint="'--context'")
+    text = MT.text(MT.generate(requests=requests, rate=rate, seed=seed, system=system, input=input_,
+                               output=output, follow=follow, context=context))
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    from . import files
+    files.write_file(out, text, what="--out ", mark=files.MOONCAKE_TRACE, force=force)
+
+
 @oracle.command(name="mooncake")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
@@ -603,11 +658,7 @@ def oracle_mooncake(spec, use_vllm, use_diff):
 
 
 # sweeps and plots: their commands live with them
-from .sweeps.command import sweep as _sweep  # noqa: E402
-from .plot.command import plot as _plot  # noqa: E402
-
-main.add_command(_sweep)
-main.add_command(_plot)
+main.lazy = {"sweep": ("serq.sweeps.command", "sweep"), "plot": ("serq.plot.command", "plot")}
 
 
 # ---------------------------------------------------------------- the P/D oracle

@@ -10,6 +10,14 @@ from serq.link import compile_source
 VLLM = os.path.join(".venv-vllm", "bin", "python")
 needs_vllm = pytest.mark.skipif(not os.path.exists(VLLM), reason="needs .venv-vllm (make vllm-env)")
 
+# Mooncake's conversation trace, read where it lies (../shared beside the
+# repository, as CI has it); the tests that read it are skipped without it
+MOONCAKE = os.path.join("..", "shared", "data", "mooncake", "conversation_trace.jsonl")
+needs_mooncake = pytest.mark.skipif(
+    not os.path.exists(MOONCAKE),
+    reason=f"needs Mooncake's conversation trace at {MOONCAKE}, which is not part of the repository "
+           "(a clone without ../shared has none)")
+
 PRE = 'use "std/args";\nfn main() {\n'
 POST = '\n}\n'
 

@@ -1,4 +1,4 @@
-"""`serq.oracle.campaign` (serq/api/campaign.py), the fuzz loop under
+"""`serq.oracle.campaign` (serq/oracle/campaigns.py), the fuzz loop under
 `serq oracle fuzz` and `pd-fuzz`: refusals without vLLM; with it, a campaign
 whose serQ side is made wrong finds, shrinks and writes the disagreement."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 import serq
-from serq.api import campaign as C
+from serq.oracle import campaigns as C
 
 from .helpers import needs_vllm
 

@@ -125,13 +125,13 @@ def test_an_empty_directory_takes_a_dump(tmp_path):
 def test_the_temporary_name_is_the_writers_own():
     """Two writers of one place never share a temporary file (the fixed
     `.NAME.partial` of finding 3)."""
-    src = open("serq/sweeps/table.py", encoding="utf-8").read()
+    src = open("serq/tables/table.py", encoding="utf-8").read()
     assert ".partial" not in src
 
 
 WRITER = """
 import sys
-from serq.sweeps.table import write
+from serq.tables.table import write
 rows = [{"seed": i, "run.end": float(sys.argv[2]), "x": sys.argv[2] * 200} for i in range(400)]
 for _ in range(30):
     write(sys.argv[1], ["seed", "run.end", "x"], rows)

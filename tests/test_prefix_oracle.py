@@ -34,7 +34,7 @@ MOONCAKE = _inputs("tools/oracle/mooncake/*.json")
 SHARED = _inputs("tools/oracle/shared/*.json")
 TRACES = _inputs("tools/oracle/traces/*.json")
 SCENARIOS = _inputs("tools/oracle/scenarios/*.json") + _inputs("tools/oracle/random/*.json")
-from .helpers import VLLM, needs_vllm  # noqa: E402,F401
+from .helpers import MOONCAKE as MOONCAKE_TRACE, VLLM, needs_mooncake, needs_vllm  # noqa: E402,F401
 
 
 def _vllm(path):
@@ -47,6 +47,7 @@ def _shared_kv(p):
                                               for x in p.pools))
 
 
+@needs_mooncake
 @pytest.mark.parametrize("path", MOONCAKE, ids=os.path.basename)
 def test_mooncake_slice_agrees_with_vllm(path):
     s = MC.load(path)
@@ -54,6 +55,7 @@ def test_mooncake_slice_agrees_with_vllm(path):
     assert MC.diff(ours, _vllm(path)) == []
 
 
+@needs_mooncake
 def test_the_mooncake_slices_are_what_the_issue_asks_for():
     """Three slices or more, on different engines, one with hundreds of
     preemptions; every request shares at least the trace's system prompt."""
@@ -133,13 +135,14 @@ def test_the_mooncake_spec_is_checked():
 
 @pytest.mark.vllm
 @needs_vllm
+@needs_mooncake
 def test_oracle_mooncake_diff_agrees_on_a_slice(tmp_path):
     from click.testing import CliRunner
     from serq.cli import main
     spec = tmp_path / "s.json"
     spec.write_text(json.dumps({
         "engine": {"budget": 4096, "max_seqs": 16, "block_size": 16, "num_blocks": 8000, "chunk": 1024},
-        "trace": os.path.abspath("examples/replay/data/mooncake_conversation.jsonl"), "step_ms": 100,
+        "trace": os.path.abspath(MOONCAKE_TRACE), "step_ms": 100,
         "first": 40, "count": 25}))
     r = CliRunner().invoke(main, ["oracle", "mooncake", str(spec), "--diff"])
     assert r.exit_code == 0, r.output

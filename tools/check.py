@@ -19,6 +19,10 @@ from tools.generated import check_generated, report, same_program  # noqa: E402
 
 GOLDEN_HORIZON = 100.0
 
+# The example data serq makes: path -> the options of `serq mooncake-trace`
+# that make it (examples/replay/data/README.md); `make golden` rewrites it
+GENERATED_TRACES = {os.path.join("examples", "replay", "data", "mooncake_generated.jsonl"): {"requests": 600}}
+
 
 def examples() -> list[str]:
     return programs()
@@ -33,6 +37,11 @@ def golden_ir(example: str) -> str:
     from serq.ir import dumps
     from serq.link import compile_file
     return dumps(compile_file(example, horizon=GOLDEN_HORIZON))
+
+
+def generated_traces() -> list[tuple[str, str]]:
+    from serq import mooncake
+    return [(path, mooncake.text(mooncake.generate(**opts))) for path, opts in GENERATED_TRACES.items()]
 
 
 def oracle_ir_files() -> list[tuple[str, str, str]]:
@@ -103,6 +112,8 @@ def main() -> int:
         return 1
     failures += report(check_generated(golden, args.write_golden, "run `make golden` and review the diff",
                                        source=same_program))
+    if not (args.write_golden and failures):
+        failures += report(check_generated(generated_traces(), args.write_golden, "run `make golden`"))
     print(f"check: {len(examples())} examples link" + ("" if not failures else f"; {failures} problem(s)"))
     return 1 if failures else 0
 

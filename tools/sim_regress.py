@@ -19,7 +19,9 @@ the code before the change:
     .venv/bin/python tools/sim_regress.py compare /tmp/reg
 
 ``-k TEXT`` runs only the cases whose name contains TEXT; ``-j N`` runs N at
-once (2 by default).  A case's output is
+once (2 by default); ``--no-strokes`` runs every case step by step
+(``simulate(strokes=False)``), so that a reference recorded with strokes also
+holds the step-by-step path to the same bytes.  A case's output is
 ``json.dumps(report.data(), sort_keys=True)``, the text report, every
 observation's samples (``report.samples``, what ``--dump`` writes), the gauge
 change points, the step log and the stuck count, or the error (code, message
@@ -212,6 +214,9 @@ def _noop(sim):
     pass
 
 
+STROKES = True     # --no-strokes: every run step by step
+
+
 def run_case(kind: str, spec: dict) -> str:
     """What a case computes, as one string."""
     from serq.diag import SerqError
@@ -220,6 +225,8 @@ def run_case(kind: str, spec: dict) -> str:
         prog, kw = build(kind, spec)
     except SerqError as e:
         return "LINK ERROR\n" + e.render()
+    if not STROKES:
+        kw["strokes"] = False
     try:
         rep = simulate(prog, **kw)
     except SerqError as e:
@@ -368,7 +375,10 @@ def main(argv=None) -> int:
     ap.add_argument("dir")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-k", "--only", default=None, help="only the cases whose name contains this")
+    ap.add_argument("--no-strokes", action="store_true", help="run every case step by step")
     a = ap.parse_args(argv)
+    global STROKES
+    STROKES = not a.no_strokes
     import serq
     print(f"serq from {os.path.dirname(serq.__file__)}", file=sys.stderr)
     if a.command == "capture":

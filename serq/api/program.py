@@ -67,7 +67,7 @@ class Drawing(str):
         """Write the figure at ``path``, as ``serq draw --out`` does: a file
         that is not a figure of serq draw's is replaced only with ``force``."""
         from .. import files
-        from . import args
+        from .. import args
         files.write_file(args.path("Drawing.save", "path", path), str(self), what="", mark=files.DRAW,
                          force=args.flag("Drawing.save", "force", force))
 
@@ -75,7 +75,7 @@ class Drawing(str):
 class Program:
     """A linked program.  ``ir`` is its IR (``serq.ir.model.Program``),
     ``path`` where it came from, ``sets`` the inputs it was given; ``run``,
-    ``set``, ``sweep``, ``draw``, ``json``."""
+    ``set``, ``draw``, ``json``; ``serq.sweep(prog, …)`` sweeps it."""
 
     def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
                  defaults: Optional[dict] = None, instance: Optional[str] = None,
@@ -134,14 +134,24 @@ class Program:
         if self.from_ir:
             raise usage(f"{self.path} is IR: its constants are already folded, so its inputs cannot be set",
                         help="load the .sq program to set its inputs")
-        texts = set_texts(values)
-        return _link(self._text, self.path, {**self.sets, **texts}, self.defaults, instance=self.instance,
-                     given={**self.given, **texts})
+        return self._relinked(set_texts(values), _compile)
 
-    def linked(self, sets: dict) -> "Program":
+    def linked(self, sets: dict, link=None) -> "Program":
         """The program with its inputs updated by ``sets`` (values as for ``set``);
-        itself when there are none."""
-        return self.set(**sets) if sets else self
+        itself when there are none.  ``link(text, path, sets)``, where given,
+        makes the IR (a sweep's: serq.sweeps.links), which must be the
+        linker's for those inputs."""
+        if not sets:
+            return self
+        if link is None or self.from_ir:
+            return self.set(**sets)
+        return self._relinked(set_texts(sets), link)
+
+    def _relinked(self, texts: dict, link) -> "Program":
+        sets = {**self.sets, **texts}
+        return Program(link(self._text, self.path, sets), path=self.path, text=self._text, sets=sets,
+                       from_ir=False, defaults=self.defaults, instance=self.instance,
+                       given={**self.given, **texts})
 
     # -- runs ---------------------------------------------------------------
     def settings(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
@@ -171,7 +181,7 @@ class Program:
         if arrivals is not None:
             changes["arrivals"] = _int("arrivals", arrivals)
         if trace is not None:
-            from . import args
+            from .. import args
             changes["trace"] = args.path("Program.run", "trace", trace)
         if not changes:
             return self.ir
@@ -206,11 +216,6 @@ class Program:
         program = target.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
         return Report(simulate(program, origin=target.origin()))
 
-    def sweep(self, **kw):
-        """``serq.sweep(self, …)``."""
-        from ..sweeps import sweep
-        return sweep(self, **kw)
-
     # -- drawings ---------------------------------------------------------------
     def draw(self, view: str = "deployment", fmt: str = "svg") -> Drawing:
         """The deployment or the session as SVG or TikZ (``serq draw``)."""
@@ -236,19 +241,23 @@ def _choice(what: str, value, choices) -> None:
 
 
 def _float(what: str, value) -> float:
-    from . import args
+    from .. import args
     return args.number("Program.run", what, value)
 
 
 def _int(what: str, value) -> int:
-    from . import args
+    from .. import args
     return args.whole("Program.run", what, value)
+
+
+def _compile(text: str, path: str, sets: dict):
+    from ..link import compile_source
+    return compile_source(text, path, sets=sets)
 
 
 def _link(text: str, path: str, sets: dict, defaults: Optional[dict] = None, *,
           instance: Optional[str] = None, given: Optional[dict] = None) -> Program:
-    from ..link import compile_source
-    return Program(compile_source(text, path, sets=sets), path=path, text=text, sets=sets, from_ir=False,
+    return Program(_compile(text, path, sets), path=path, text=text, sets=sets, from_ir=False,
                    defaults=defaults, instance=instance, given=given)
 
 
@@ -259,7 +268,7 @@ def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) 
     run without a horizon reads the program's default instance
     (``instances/NAME.sq`` beside it), as ``serq run`` does."""
     from ..diag import read_text
-    from . import args
+    from .. import args
     path = args.path("serq.load", "path", path)
     instance = args.path("serq.load", "instance", instance, optional=True)
     if set is not None and not isinstance(set, dict):
@@ -284,7 +293,7 @@ def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) 
 def loads(text: str, set: Optional[dict] = None, path: str = "<string>") -> Program:
     """A program from its source text; ``path`` names it in errors (and
     relative ``use`` and trace paths are read from its folder)."""
-    from . import args
+    from .. import args
     args.text("serq.loads", "text", text)
     args.text("serq.loads", "path", path)
     if set is not None and not isinstance(set, dict):

@@ -156,7 +156,7 @@ class Report:
         """Write the samples as ``serq run --dump DIR`` does (needs a run with
         samples): refused into a directory holding files a dump did not make,
         unless ``force`` (serq/files.py)."""
-        from . import args
+        from .. import args
         directory = args.path("Report.dump", "directory", directory)
         self.raw.dump(directory, force=args.flag("Report.dump", "force", force))
 

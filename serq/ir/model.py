@@ -20,7 +20,7 @@ canonical JSON and back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import dataclass, field
 from typing import Optional, Union
 
 IR_VERSION = 1

@@ -10,7 +10,8 @@ from ..diag import Diagnostic, SerqError, Span, read_text
 from ..ir.model import Program
 from ..syntax import ast as A
 from ..syntax.parser import parse
-from .linker import Linker, parse_once
+from .libraries import parse_once
+from .linker import Linker
 
 
 def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None,

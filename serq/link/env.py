@@ -29,7 +29,7 @@ class Env:
     device: Any = None                            # DeviceInfo whose time resources execute reads
     expansions: tuple = ()                        # (what, span) of the definitions being expanded
     in_request: Any = None                        # EngineInfo whose request this is
-    entry: Any = None                             # queues.Scope of the queue entry being expanded
+    entry: Any = None                             # entries.Scope of the queue entry being expanded
     rename: dict = field(default_factory=dict)    # an entry's own attribute -> its IR name (`D.known`)
     assigned: Optional[frozenset] = None          # a header in an entry: its locals set above the hold
 

@@ -1,17 +1,17 @@
-"""Expressions: AST → IR, with names resolved, definitions inlined,
-aggregates written out and constants folded."""
+"""Expressions: AST → IR, with names resolved, definitions inlined, aggregates written out and constants folded."""
 
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from ..diag import Span, did_you_mean
 from ..ir import model as M
-from ..ir.expr import apply_binary, apply_fn, apply_unary, const_value, draws, is_constant, walk
+from ..ir.expr import const_value, draws, walk
 from ..syntax import ast as A
 from . import catalogue as C
+from . import entries
 from .env import Env
+from .nodes import LinkAbort, fmt, head_name, names_read, text_of
 
 MAX_AGG_TERMS = 4096
 
@@ -19,32 +19,9 @@ _BINOPS = {"+": "Add", "-": "Sub", "*": "Mul", "/": "Div", "^": "Pow", "<": "Lt"
            ">": "Gt", ">=": "Ge", "==": "Eq", "!=": "Ne", "&&": "And", "||": "Or"}
 
 
-class LinkAbort(Exception):
-    """Raised to abandon one expression after its error was recorded."""
+class Exprs:
+    """*Part of Linker*: expression lowering (the Linker owns the tables)."""
 
-
-class ExprMixin:
-    """Expression lowering; mixed into the Linker (which owns the tables)."""
-
-    # -- node bookkeeping --------------------------------------------------
-    def mk(self, node, span: Span):
-        self.spans[id(node)] = span
-        self.keep.append(node)
-        return node
-
-    def num(self, v: float, span: Span):
-        return self.mk(M.ENum(float(v)), span)
-
-    def fail(self, code: str, message: str, span: Span, help: Optional[str] = None,
-             env: Optional[Env] = None, notes=()):
-        notes = list(notes)
-        if env is not None:
-            for what, at in reversed(env.expansions):
-                notes.append(f"in {what}, used at {at}")
-        self.diag.add(code, message, span, help, notes)
-        raise LinkAbort()
-
-    # -- entry -------------------------------------------------------------
     def expr(self, e: A.Expr, env: Env) -> M.Expr:
         out = self._expr(e, env)
         return self.fold(out)
@@ -55,41 +32,6 @@ class ExprMixin:
         except LinkAbort:
             return default if default is not None else self.num(0.0, e.span)
 
-    def fold(self, e: M.Expr) -> M.Expr:
-        """Fold constant subtrees into numbers (as the interpreter computes)."""
-        t = type(e)
-        if t in (M.ENum, M.EAttr, M.ECtx, M.EReg, M.EAgg):
-            return e
-        span = self.spans.get(id(e))
-        if t is not M.ECost and is_constant(e):
-            v = const_value(e)
-            out = self.mk(M.ENum(v), span) if span else M.ENum(v)
-            if self.input_nums:
-                self.note_input_fold(e, out, span)
-            return out
-        return e
-
-    def note_input_fold(self, e: M.Expr, out: M.ENum, span) -> None:
-        """``out``, folded from ``e``, is an input's value (or made from one)
-        when ``e`` reads one; one made by anything but products is noted in
-        ``input_folds`` (serq.link.shapes links such a program in full for
-        every value of its inputs)."""
-        reads = False
-        product = True
-        for x in walk(e):
-            tx = type(x)
-            if tx is M.ENum:
-                reads = reads or id(x) in self.input_nums
-            elif not ((tx is M.EBinary and x.op == "Mul") or (tx is M.EUnary and x.op == "Neg")
-                      or tx is M.ECost):
-                product = False
-        if reads:
-            self.keep.append(out)
-            self.input_nums.add(id(out))
-            if not product:
-                self.input_folds.append(span)
-
-    # -- the cases ---------------------------------------------------------
     def _expr(self, e: A.Expr, env: Env) -> M.Expr:
         t = type(e)
         if t is A.Num:
@@ -119,16 +61,15 @@ class ExprMixin:
         if t is A.Dot:
             return self.dotted(e, env)
         if t is A.Index:
-            target = _head_name(e)
+            target = head_name(e)
             kind = self.kind_of(target) if target else None
             if kind in ("pool", "stage"):
                 self.fail("E302", f"`{target}` is a {kind}, not a number", e.span,
-                          help=f"read it with a query, e.g. `{'used' if kind == 'pool' else 'queue'}({_text(e)})`",
+                          help=f"read it with a query, e.g. `{'used' if kind == 'pool' else 'queue'}({text_of(e)})`",
                           env=env)
             self.fail("E302", "only a pool or a stage is indexed", e.span, env=env)
         raise AssertionError(t)  # pragma: no cover
 
-    # -- names -------------------------------------------------------------
     def name(self, e: A.Name, env: Env) -> M.Expr:
         n = e.name
         if n in env.subst:
@@ -147,11 +88,10 @@ class ExprMixin:
         if n == "inf":
             return self.num(math.inf, e.span)
         if env.entry is not None:
-            from . import queues
             if n in env.rename or n in self.attr_index:
-                queues.check_read(self, n, e.span, env)
+                entries.check_read(self, n, e.span, env)
             elif n == "now":
-                queues.check_now(self, e.span, env)
+                entries.check_now(self, e.span, env)
             n = env.rename.get(n, n)
         if n in self.attr_index:
             self.check_request_name(n, e.span, env)
@@ -189,23 +129,6 @@ class ExprMixin:
                       e.span, env=env)
         self.unknown(n, e.span, env)
 
-    def unknown(self, n: str, span: Span, env: Env, what: str = "name"):
-        cands = set(self.consts) | set(self.attr_index) | set(C.CTX_BARE) | set(self.kinds) | \
-            set(env.subst) | set(self.register_index)
-        self.fail("E201", f"unknown {what} `{n}`", span, help=did_you_mean(n, cands), env=env)
-
-    def check_request_name(self, n: str, span: Span, env: Env):
-        owner = self.request_names.get(n)
-        if owner is not None and env.in_request is None and self.strict_request_names:
-            self.fail("E213", f"`{n}` is engine `{owner}`'s own: the rest of the program neither "
-                      "reads nor sets it", span, env=env,
-                      help=f"read what the request marks (`mark m;` is `{owner}.m`)")
-
-    def kind_of(self, n: str) -> Optional[str]:
-        k = self.kinds.get(n)
-        return k[0] if k else None
-
-    # -- dotted names ------------------------------------------------------
     def dotted(self, e: A.Dot, env: Env) -> M.Expr:
         if isinstance(e.obj, A.Name):
             base, attr = e.obj.name, e.attr
@@ -223,12 +146,11 @@ class ExprMixin:
                           help=did_you_mean(full, self.attr_index) or
                           f"`mark {attr};` in `{base}`'s request is read afterwards as `{full}`")
             if self.kind_of(base) == "queue":
-                from . import queues
-                return queues.dotted_value(self, base, attr, e.span, env)
+                return entries.dotted_value(self, base, attr, e.span, env)
             if base == "args":
                 self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main",
                           e.span, env=env, help='write `let x = args.number("x", default);`')
-        self.fail("E201", f"unknown name `{_text(e)}`", e.span, env=env)
+        self.fail("E201", f"unknown name `{text_of(e)}`", e.span, env=env)
 
     def engine_value(self, lst: str, attr: str, table: dict, span: Span, env: Env) -> M.Expr:
         spelled = f"{lst}.{attr}"
@@ -272,7 +194,6 @@ class ExprMixin:
                           help=f"write `{bare}`" if bare else None)
         return self.mk(M.ECtx(table[attr]), span)
 
-    # -- draws ---------------------------------------------------------------
     def draw(self, e: A.Draw, env: Env) -> M.Expr:
         if e.dist not in C.DISTS:
             self.fail("E201", f"unknown distribution `~{e.dist}`", e.span, env=env,
@@ -284,7 +205,6 @@ class ExprMixin:
         args = tuple(self.expr(a, env) for a in e.args)
         return self.mk(M.ESample(C.DISTS[e.dist], args), e.span)
 
-    # -- aggregates ----------------------------------------------------------
     def aggregate(self, e: A.Agg, env: Env) -> M.Expr:
         if e.kind not in C.AGG_KINDS:
             self.fail("E201", f"unknown aggregate `{e.kind}`", e.span, env=env,
@@ -298,7 +218,7 @@ class ExprMixin:
         if v is None:
             self.fail("E403", "an aggregate's count is a number or a constant", e.count.span, env=env)
         if not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
-            self.fail("E403", f"an aggregate's count must be a whole number, not {_fmt(v)}",
+            self.fail("E403", f"an aggregate's count must be a whole number, not {fmt(v)}",
                       e.count.span, env=env)
         n = int(v)
         if n == 0 and e.kind != "sum":
@@ -319,15 +239,14 @@ class ExprMixin:
                 out = self.mk(M.EFn(op, (out, t)), e.span)
         return self.fold(out)
 
-    # -- calls ---------------------------------------------------------------
     def call(self, e: A.Call, env: Env) -> M.Expr:
         if isinstance(e.fn, A.Dot) and isinstance(e.fn.obj, A.Name) and e.fn.obj.name == "args":
             self.fail("E220", "`args.number(…)` is the whole initializer of a `let` in main", e.span,
                       env=env, help='write `let x = args.number("x", default);`')
         if not isinstance(e.fn, A.Name):
-            if isinstance(e.fn, A.Dot) and self.kind_of(_head_name(e.fn.obj) or "") == "queue":
-                self.fail("E302", f"`{_text(e.fn)}(…)` is a queue's entry: a statement, not a value",
-                          e.span, env=env, help=f"call it as a statement, `{_text(e.fn)} (…);`, and read "
+            if isinstance(e.fn, A.Dot) and self.kind_of(head_name(e.fn.obj) or "") == "queue":
+                self.fail("E302", f"`{text_of(e.fn)}(…)` is a queue's entry: a statement, not a value",
+                          e.span, env=env, help=f"call it as a statement, `{text_of(e.fn)} (…);`, and read "
                                                 "what it marks afterwards")
             self.fail("E302", "only a function or a definition is called", e.span, env=env)
         f = e.fn.name
@@ -362,16 +281,16 @@ class ExprMixin:
                           env=env)
             targets = []
             for a in args[:-1]:
-                name = _head_name(a)
+                name = head_name(a)
                 kind = self.kind_of(name) if name else None
                 if name in env.subst:
                     sub, senv = env.subst[name]
-                    name = _head_name(sub) if not isinstance(sub, (int, float)) else None
+                    name = head_name(sub) if not isinstance(sub, (int, float)) else None
                     kind = self.kind_of(name) if name else None
                 if kind == "engine" or (kind == "queue" and name in self.stage_fams):
                     kind = "stage"
                 if kind not in ("pool", "stage"):
-                    self.fail("E302", f"`{_text(a)}` is not a pool or a stage: cost names the "
+                    self.fail("E302", f"`{text_of(a)}` is not a pool or a stage: cost names the "
                               "resource it is an amount of", a.span, env=env)
                 fam = (self.pool_fams if kind == "pool" else self.stage_fams).get(name)
                 if fam is None:
@@ -435,7 +354,7 @@ class ExprMixin:
         return self.expr(d.expr, benv)
 
     def check_def_args(self, d: A.Def, args, env: Env, statement: bool):
-        body_names = _names_read(d.expr if d.expr is not None else d.body)
+        body_names = names_read(d.expr if d.expr is not None else d.body)
         for p, a in zip(d.params, args):
             if self.is_ref_arg(a, env):
                 continue
@@ -454,7 +373,7 @@ class ExprMixin:
                           help="capture it with `set x = …;` first and pass the attribute")
 
     def is_ref_arg(self, a, env: Env) -> bool:
-        n = _head_name(a)
+        n = head_name(a)
         if n is None:
             return False
         if n in env.subst:
@@ -464,7 +383,6 @@ class ExprMixin:
             return self.is_ref_arg(sub, senv)
         return self.kind_of(n) in ("pool", "stage", "engine", "queue")
 
-    # -- references ----------------------------------------------------------
     def ref_of(self, a, env: Env, kind: str) -> M.Ref:
         """A pool or stage reference from an expression-shaped or Ref AST."""
         if isinstance(a, A.Ref):
@@ -485,8 +403,7 @@ class ExprMixin:
         if len(parts) > 1:
             head_kind = self.kind_of(name)
             if head_kind == "queue":
-                from . import queues
-                name, index, span = queues.member_parts(self, parts, env, kind)
+                name, index, span = entries.member_parts(self, parts, env, kind)
                 parts = [(name, index, span)]
             else:
                 self.fail("E201", f"unknown {kind} `{_ref_text(parts)}`", a.span, env=env)
@@ -519,23 +436,13 @@ class ExprMixin:
             idx = self.expr(index, env)
             v = const_value(idx)
             if v is not None and not (0 <= v < fam.count and v == math.floor(v)):
-                self.fail("E402", f"index {_fmt(v)} out of range for `{name}`, which has {fam.count} "
+                self.fail("E402", f"index {fmt(v)} out of range for `{name}`, which has {fam.count} "
                           f"member{'s' if fam.count != 1 else ''}", index.span, env=env,
                           help=f"an index is a whole number from 0 to {fam.count - 1}")
         elif fam.count > 1:
             self.fail("E301", f"{kind} `{name}` is an array of {fam.count}: name one member", span,
                       env=env, help=f"write `{name}[j]`")
         return self.mk(M.Ref(fam.base, fam.count, idx), span)
-
-
-def _head_name(a) -> Optional[str]:
-    if isinstance(a, A.Name):
-        return a.name
-    if isinstance(a, A.Index) and isinstance(a.obj, A.Name):
-        return a.obj.name
-    if isinstance(a, A.Ref) and len(a.parts) == 1:
-        return a.parts[0].name
-    return None
 
 
 def _ref_parts(a):
@@ -559,59 +466,3 @@ def _ref_parts(a):
 def _ref_text(parts) -> str:
     return ".".join(n + ("[…]" if i is not None else "") for n, i, _ in parts)
 
-
-def _text(e) -> str:
-    if isinstance(e, A.Name):
-        return e.name
-    if isinstance(e, A.Dot):
-        return f"{_text(e.obj)}.{e.attr}"
-    if isinstance(e, A.Index):
-        return f"{_text(e.obj)}[…]"
-    if isinstance(e, A.Ref):
-        return e.text()
-    return "…"
-
-
-def _fmt(v: float) -> str:
-    if math.isfinite(v) and v == math.floor(v):
-        return str(int(v))
-    return str(v)
-
-
-def _names_read(node) -> dict:
-    """How many times each bare name is read in an AST subtree."""
-    counts: dict[str, int] = {}
-
-    def visit(x):
-        if isinstance(x, A.Name):
-            counts[x.name] = counts.get(x.name, 0) + 1
-            return
-        if isinstance(x, A.RefPart):
-            counts[x.name] = counts.get(x.name, 0) + 1
-            if x.index is not None:
-                visit(x.index)
-            return
-        if isinstance(x, list):
-            for y in x:
-                visit(y)
-            return
-        if isinstance(x, tuple):
-            for y in x:
-                visit(y)
-            return
-        if isinstance(x, A.Node):
-            for k, v in vars(x).items():
-                if k in ("span", "name_span"):
-                    continue
-                if isinstance(v, (A.Node, list, tuple)):
-                    visit(v)
-
-    visit(node)
-    return counts
-
-
-names_read = _names_read
-ref_parts = _ref_parts
-head_name = _head_name
-text_of = _text
-fmt = _fmt

@@ -36,7 +36,7 @@ so that no link parses the program again.  A change to one of the
 program's files (its size or time) drops everything kept for it.
 
 What an instance skips are the linker's own checks of its numbers (the IR
-validator's are the caller's: ``serq.api.oracle`` validates each instance
+validator's are the caller's: ``serq.api.harness`` validates each instance
 with its sessions, and links in full to say what is wrong).  Those checks
 ask whether a number is whole, positive or finite, which a whole constant
 times whole inputs ≥ 1 is or is not whatever the inputs; the remaining
@@ -107,6 +107,11 @@ class Shapes:
         self.counts = {"calls": 0, "links": 0, "instances": 0, "shapes": 0, "untemplated": 0}
 
     # ---------------------------------------------------------------- the calls
+    @staticmethod
+    def shape(sets: dict, horizon) -> tuple:
+        """The shape of a call (the calls of one shape share a template)."""
+        return _shape(sets, horizon)[0]
+
     def link(self, sets: dict, horizon: float) -> M.Program:
         self.counts["calls"] += 1
         self._current()

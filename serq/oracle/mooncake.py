@@ -60,7 +60,7 @@ def check(s: dict, where: str, base: str = ".") -> dict:
         count = C.whole(s.get("count"), "$.count", 1)
         if hb != MOONCAKE_BLOCK:
             raise C.bad("$.hash_block", f"is {hb}: a Mooncake trace file's hash ids name {MOONCAKE_BLOCK} tokens")
-        rows = read_mooncake(os.path.join(base, s["trace"]), first, count)
+        rows = read_mooncake(os.path.normpath(os.path.join(base, s["trace"])), first, count)
         if len(rows) < count:
             raise C.bad("$.count", f"is {count}: the trace has {len(rows)} rows from line {first + 1}")
     else:

@@ -55,7 +55,7 @@ def save(fig, path, force: bool = False, inputs=()) -> None:
     only with ``force``, an input (``inputs``: the table plotted) never
     (serq/files.py)."""
     from .. import files
-    from ..api import args
+    from .. import args
     path = args.path("serq.plot.save", "path", path)
     force = args.flag("serq.plot.save", "force", force)
     ext = plot_format(path)
@@ -84,18 +84,17 @@ def plot_format(path: str) -> str:
 # ---------------------------------------------------------------- a sweep's table
 
 def _rows(source) -> tuple[list, list, list]:
-    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep``, a
-    pandas DataFrame or ``(columns, rows)``.  The inputs are the columns
-    with no dot but ``seed``."""
-    from ..api import args
-    from ..sweeps import Sweep
-    from ..sweeps.table import read
+    """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep`` (a
+    table's ``columns`` and ``rows``), a pandas DataFrame or ``(columns,
+    rows)``.  The inputs are the columns with no dot but ``seed``."""
+    from .. import args
+    from ..tables.table import read
     if isinstance(source, (str, os.PathLike)):
         cols, rows = read(args.path("serq.plot.table", "source", source))
-    elif isinstance(source, Sweep):
-        cols, rows = source.columns, source.rows
     elif hasattr(source, "to_dict") and hasattr(source, "columns"):
         cols, rows = [str(c) for c in source.columns], source.to_dict("records")
+    elif hasattr(source, "columns") and hasattr(source, "rows"):    # a Sweep, read as its table
+        cols, rows = source.columns, source.rows
     elif (isinstance(source, (tuple, list)) and len(source) == 2 and isinstance(source[0], (list, tuple))
           and all(isinstance(c, str) for c in source[0]) and isinstance(source[1], (list, tuple))
           and all(isinstance(r, dict) for r in source[1])):
@@ -124,8 +123,8 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     their least to greatest as a band, each seed as a dot; one line per value
     of ``by``.  ``where`` keeps the rows whose inputs have these values
     (``{"B": 2048}``).  Every other input must be constant."""
-    from ..api import args
-    from ..sweeps.spread import spread
+    from .. import args
+    from ..tables.spread import spread
     where_ = "serq.plot.table"
     for name, v in (("x", x), ("y", y)):
         args.text(where_, name, v)
@@ -235,7 +234,7 @@ def _series(source, read_one, what: str) -> dict:
 
 
 def _dump_csv(path: str, want: tuple) -> list:
-    from ..sweeps.table import read
+    from ..tables.table import read
     cols, rows = read(path)
     missing = [c for c in want if c not in cols]
     if missing:
@@ -254,7 +253,7 @@ def _values(data) -> list:
     try:
         items = iter(data)
     except TypeError:
-        from ..api import args
+        from .. import args
         raise args.wrong("serq.plot.samples", "source", "a dump file's path, a list of numbers or Samples, or a "
                          "dict of them", data) from None
     for v in items:
@@ -288,7 +287,7 @@ MAX_BINS = 10_000
 
 def _points(data) -> list:
     """A gauge's ``(time, value)`` points as floats."""
-    from ..api import args
+    from .. import args
     out = []
     try:
         for p in data:
@@ -318,7 +317,7 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
     """A histogram (left) and the empirical CDF (right) of an observation's
     samples: a dump file's path, a sequence of numbers or ``Sample`` s, or a
     dict ``{label: either}`` to compare several.  NaN samples are left out."""
-    from ..api import args
+    from .. import args
     if isinstance(bins, bool) or not isinstance(bins, int):
         raise args.wrong("serq.plot.samples", "bins", "a whole number", bins)
     if not 1 <= bins <= MAX_BINS:
@@ -381,7 +380,7 @@ def gauge(source, *, name: Optional[str] = None, logy: bool = False):
     """A gauge as a step function of time: a dump file's path
     (``DIR/gauge/NAME.csv``), a sequence of ``(time, value)``, or a dict
     ``{label: either}`` to compare several."""
-    from ..api import args
+    from .. import args
     args.text("serq.plot.gauge", "name", name, optional=True)
     args.flag("serq.plot.gauge", "logy", logy)
     series = _series(source, lambda p: [(r["time"], r["value"]) for r in _dump_csv(p, ("time", "value"))],

@@ -47,7 +47,7 @@ def plot(table, x, y, by, where, samples, gauges, bins, logx, logy, out, force):
             if "=" not in w:
                 raise click.BadParameter(f"`{w}` is not INPUT=VALUE", param_hint="--where")
             k, v = w.split("=", 1)
-            from ..sweeps.table import parse_cell
+            from ..tables.table import parse_cell
             conds[k.strip()] = parse_cell(v.strip())
         fig = plot_table(table, x=x, y=y, by=by, where=conds, logx=logx, logy=logy)
     else:

@@ -29,7 +29,7 @@ class Job:
     """One run of a thread (or the machine's spill write) on a stage."""
 
     __slots__ = ("thread", "stage", "work", "rem", "t_arr", "t_start", "alive", "mode", "cb", "order", "seq",
-                 "pa", "plan_n", "tag", "stages", "rate", "served_it", "stalled", "cb_arg")
+                 "pa", "plan_n", "tag", "stages", "rate", "served_it", "stalled", "cb_arg", "mem_pas")
 
     # what __init__ sets, for code that writes the construction out
     # (serq.sim.codegen.construct; tests/sim/test_codegen.py holds the two
@@ -51,8 +51,8 @@ class Job:
         self.stages = None
         self.pa = None
         self.cb = None
-        # set where they are used: order, plan_n, served_it, stalled (step
-        # stages), tag (ps), rate (flows), cb_arg (machine jobs)
+        # set where they are used: order, plan_n, served_it, stalled, mem_pas
+        # (step stages), tag (ps), rate (flows), cb_arg (machine jobs)
 
 
 class Stage:

@@ -80,6 +80,7 @@ def _order_key(j):
 class StepStage(Stage):
     kind = "step"
     is_step = True
+    Plan = Plan     # (serq.sim.stroke plans a trial admission)
 
     def __init__(self, sim, sid, decl, comp):
         super().__init__(sim, sid, decl)
@@ -119,7 +120,9 @@ class StepStage(Stage):
         self.need_attn = "Attn" in needs
         self.claims_every = []
         self.strokes = sim.strokes and stroke.eligible(self, decl)
+        self.head_memo = {}     # hold statement -> what its refusal reads (serq.sim.stroke)
         self.stroke_iters = 0   # iterations advanced in strokes (for the tests and the benchmark)
+        self.stroke_past_head = 0   # ... of them with a head waiting that they could not admit
 
     def _items(self, body, comp):
         out = []
@@ -167,6 +170,7 @@ class StepStage(Stage):
         job.served_it = -1
         job.stalled = False
         job.plan_n = 0.0
+        job.mem_pas = None
         bisect.insort(self.residents, job, key=_order_key)
 
     def remove(self, job) -> None:
@@ -182,15 +186,22 @@ class StepStage(Stage):
                 plan.left += job.plan_n
             job.served_it = -1
 
-    def mem_alloc(self, thread) -> float:
-        pid = self.mem_pid
-        if pid is None:
-            return 0.0
+    def mem_alloc(self, job) -> float:
+        """What a resident holds of the engine's memory: its thread's
+        allocations there, in the thread's order.  Which allocations those
+        are does not change while the job is a resident (its thread waits
+        for it; a lease may end, which `released` says), so they are found
+        once per residency."""
+        pas = job.mem_pas
+        if pas is None:
+            pid = self.mem_pid
+            if pid is None:
+                return 0.0
+            pas = job.mem_pas = [pa for h in job.thread.holds for pa in h.allocs if pa.pool.pid == pid]
         tot = 0.0
-        for h in thread.holds:
-            for pa in h.allocs:
-                if pa.pool.pid == pid and not pa.released:
-                    tot += pa.alloc
+        for pa in pas:
+            if not pa.released:
+                tot += pa.alloc
         return tot
 
     def set_res_ctx(self) -> None:
@@ -206,9 +217,9 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 nd += 1
                 if need_kv:
-                    kvb += self.mem_alloc(j.thread)
+                    kvb += self.mem_alloc(j)
             elif need_kv:
-                kvp += self.mem_alloc(j.thread)
+                kvp += self.mem_alloc(j)
         ctx[C_NDEC] = float(nd)
         ctx[C_KVB] = kvb
         ctx[C_KVP] = kvp
@@ -320,12 +331,12 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 ndec += 1
                 if need_kv:
-                    kvb += self.mem_alloc(j.thread)
+                    kvb += self.mem_alloc(j)
             else:
                 if j.mode == MODE_PREFILL:
                     npre += n
                 if need_kv:
-                    kvp += self.mem_alloc(j.thread)
+                    kvp += self.mem_alloc(j)
                 if self.need_attn or self.claims_every:
                     k0 = j.pa.pos if j.pa is not None else j.work - j.rem
                     attn += n * (k0 + n / 2.0)
@@ -586,8 +597,17 @@ class StepStage(Stage):
                 sim.client_decode(j.thread, n)
         self.served_total += served
         if done_any:
-            for j in [j for j in self.residents if j.rem == 0.0]:
-                self.residents.remove(j)
+            res = self.residents
+            done = [j for j in res if j.rem == 0.0]
+            # a job's end only makes its thread ready: the residents leave in
+            # one pass, not one list.remove each (a machine job's callback
+            # may read them, so then each leaves as it ends)
+            one_pass = all(j.thread is not None for j in done)
+            if one_pass:
+                res[:] = [j for j in res if j.rem != 0.0]
+            for j in done:
+                if not one_pass:
+                    res.remove(j)
                 self.n -= 1
                 j.alive = False
                 if now >= sim.warmup:

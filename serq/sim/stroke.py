@@ -1,9 +1,10 @@
 """Strokes: an engine's identical decode iterations advanced in one go.
 
-When every resident of an idle engine decodes, nobody waits for it, and no
-other event is due before its next iterations end, those iterations differ
-only in their clock and in the blocks the residents grow into: each serves
-the same residents one token each.  ``advance`` runs them here without the
+When every resident of an idle engine decodes, nobody waits for it (or the
+head of its queue cannot be admitted, below), and no other event is due
+before its next iterations end, those iterations differ only in their clock
+and in the blocks the residents grow into: each serves the same residents
+one token each.  ``advance`` runs them here without the
 event loop (no heap, no settling, no plan objects), doing exactly what the
 step-by-step path does, in its order:
 
@@ -25,10 +26,20 @@ step-by-step path does, in its order:
   served, each request's remaining work and position, the client's output
   tokens) move by the number of iterations.
 
+A waiting head does not stop a stroke when each of its iterations would try
+it and refuse it: through a stroke nothing joins or leaves a queue, no hold
+is admitted or released, and a pool's ``used`` only grows, so a head refused
+once is refused again while what it asks for is the same (``head_reads``
+says what its amounts read, and so when to read them again: never, at every
+growth, or where an eviction changed its own cached prefix).  The first
+iteration at which it would fit is the step-by-step path's, from its
+admission on (its growth done, as that path does it first).
+
 A stroke stops before an iteration that could differ: one whose growth would
 not fit (a preemption), one whose end would reach the next event of the heap,
-the horizon, the warm-up or a mark of the trend (serq.sim.trend), or the
-last token of a resident; the step-by-step path takes over there.  It is never taken where something reads iterations
+the horizon, the warm-up or a mark of the trend (serq.sim.trend), the last
+token of a resident, or one that would admit the waiting head; the
+step-by-step path takes over there.  It is never taken where something reads iterations
 one by one (a claim over iterations, a gauge, a step log, a check hook, a
 schedule body with registers) or where the engine's clauses read what
 changes between iterations (the clock, a draw, ``work``, the running
@@ -76,14 +87,169 @@ def steady(e: M.Expr, ok=_CTX_OK) -> bool:
     return True
 
 
+# the queries a resident's growth changes (a pool's occupancy, and the cache
+# its evictions shrink); the others stay as they are through a stroke
+_GROWTH_QUERIES = {"Used", "Free", "CachedIn"}
+
+
 def moves_with_growth(e: M.Expr) -> bool:
     """Does `e` read what a resident's growth changes (kv_decode, a pool's
-    occupancy)?"""
+    occupancy or cache)?"""
     for x in walk(e):
         t = type(x)
-        if (t is M.ECtx and x.var in ("Kvb", "Kvp")) or t is M.EQuery:
+        if (t is M.ECtx and x.var in ("Kvb", "Kvp")) or (t is M.EQuery and x.query in _GROWTH_QUERIES):
             return True
     return False
+
+
+# -- a waiting head that cannot be admitted ----------------------------------
+#
+# A stroke's iterations each try to admit the head of the first non-empty
+# queue the engine admits (serq.sim.step: ``admit waiting`` after the
+# residents' tokens).  Through the stroke nothing joins or leaves a queue, no
+# hold is admitted or released, and a pool's ``used`` only grows (the
+# residents' growth; eviction takes from the cache), so a head refused once
+# is refused again as long as what it needs is the same: its units and
+# reserves are read from its thread's attributes (fixed while it waits) and
+# from what they name.  ``head_reads`` sorts what they name:
+#
+# * what a stroke never changes (numbers, attributes, registers,
+#   running.count and .decoding, the holders or queue of a pool, a stage's
+#   queue and busy count, `prefilling`, the engine's own `budget_left` when
+#   its budget and chunk are the same at every iteration): read once;
+# * what only a growth can change (a pool's used or free units, kv_decode,
+#   `budget_left` otherwise): read again at every iteration that grows;
+# * the head's own `cachedin(p)`: read again where a growth's evictions
+#   changed it;
+# * anything else (the clock, `waited`, a draw, a running estimate, an
+#   aggregate, a queue ordered by keys): no stroke while it waits.
+
+_HEAD_CTX_STILL = {"Nres", "Ndec"}
+_HEAD_CTX_GROWTH = {"Kvb", "Kvp"}
+_HEAD_QUERY_STILL = {"Holders", "Queued", "Queue", "Busy", "Prefilling"}
+_HEAD_QUERY_GROWTH = {"Used", "Free"}
+
+STILL, GROWTH = 0, 1
+
+
+def head_reads(stage, st):
+    """What a waiting hold's amounts read, for stage `stage`'s strokes: None
+    where they read what moves between iterations; else (kind, cached): kind
+    STILL or GROWTH (read again at every growth), cached the pools whose
+    `cachedin` they read (read again where it changed), and whether they read
+    kv_decode or kv_prefill.  Kept per statement."""
+    key = id(st)
+    memo = stage.head_memo
+    if key in memo:
+        return memo[key][1]
+    hold = st.ir
+    exprs = []
+    for hp in hold.pools:
+        exprs.append(hp.units)
+        if hp.reserve is not None:
+            exprs.append(hp.reserve)
+    if hold.reuse is not None:
+        exprs.append(hold.reuse)
+    kind = STILL
+    cached = set()
+    kv = False
+    out = None
+    for e in exprs:
+        for x in walk(e):
+            t = type(x)
+            if t is M.ECtx:
+                if x.var in _HEAD_CTX_GROWTH:
+                    kind = GROWTH
+                    kv = True
+                elif x.var not in _HEAD_CTX_STILL:
+                    break
+            elif t is M.EQuery:
+                q = x.query
+                if q in _HEAD_QUERY_GROWTH:
+                    kind = GROWTH
+                elif q == "CachedIn":
+                    k = stage.sim.comp.const_member(x.ref)
+                    if k is None:
+                        kind = GROWTH
+                    else:
+                        cached.add(k)
+                elif q == "BudgetLeft":
+                    if stage.sim.comp.const_member(x.ref) != stage.sid:
+                        break     # another engine's plan: its clauses may read anything
+                    if not stage.stroke_plan_static:
+                        kind = GROWTH
+                elif q not in _HEAD_QUERY_STILL:
+                    break
+            elif t in (M.ESample, M.EPrice, M.EAgg):
+                break
+        else:
+            continue
+        break
+    else:
+        out = (kind, tuple(sorted(cached)), kv)
+    memo[key] = (st, out)       # (the statement kept alive beside its id)
+    return out
+
+
+class Head:
+    """The head a stroke's iterations refuse: the request and what its
+    refusal reads."""
+
+    __slots__ = ("pool", "req", "kind", "cached", "kv", "sess")
+
+    def __init__(self, pool, req, reads):
+        self.pool = pool
+        self.req = req
+        self.kind, self.cached, self.kv = reads
+        self.sess = req.thread.sess
+
+    def cached_now(self, sim):
+        return tuple(sim.pools[k].cached_of(self.sess) for k in self.cached)
+
+
+def waiting_head(stage):
+    """The head an iteration of `stage` would try to admit, if its refusal
+    can be read as a stroke needs (Head); None where no queue it admits has
+    one; False where one does but a stroke cannot run past it."""
+    for p in stage.admit_pools:
+        if p.nqueued:
+            if p.queue_keys is not None and not p.front:
+                return False      # the head is chosen by keys that read the clock
+            req = p.front[0] if p.front else p.rest[0]
+            reads = head_reads(stage, req.st)
+            if reads is None:
+                return False
+            return Head(p, req, reads)
+    return None
+
+
+def refused(stage, head, budget, chunk, nres: int, kvb: float) -> bool:
+    """Would the admission of an iteration of the stroke refuse the head, as
+    the step-by-step path would try it (after each resident's token, with
+    the plan's budget left, the context set as the iteration sets it)?  A
+    fault is the step-by-step path's to report: not refused."""
+    left = budget
+    for _ in range(nres):
+        left -= 1.0
+    if left <= 0:
+        return True               # no admission is tried
+    sim = stage.sim
+    ctx = sim.ctx
+    plan = stage.Plan(budget, chunk, sim.npreempt, stage.it + 1)
+    plan.left = left
+    saved = ctx[C_KVB], ctx[C_KVP]
+    ctx[C_KVB] = kvb if stage.need_kv else 0.0
+    ctx[C_KVP] = 0.0
+    stage.plan = plan
+    stage.planning = True
+    try:
+        return sim.fits_raw(head.req) is None
+    except Fault:
+        return False
+    finally:
+        stage.planning = False
+        stage.plan = None
+        ctx[C_KVB], ctx[C_KVP] = saved
 
 
 def eligible(stage, decl) -> bool:
@@ -103,7 +269,10 @@ def eligible(stage, decl) -> bool:
 def _plain(pool) -> bool:
     """A pool whose growth is the step-by-step path's alone to say: no
     content-addressed index, no spill, no outstanding reservations."""
-    return not (pool.shared or pool.decl.spill is not None or pool.reserve_held)
+    v = pool.__dict__.get("stroke_plain")
+    if v is None:
+        v = pool.stroke_plain = not (pool.shared or pool.decl.spill is not None or pool.reserve_held)
+    return v
 
 
 def _integral(x: float) -> bool:
@@ -199,11 +368,11 @@ def advance(stage) -> None:
     res = stage.residents
     if not res or stage.claims_every or sim.ready:
         return
-    # what is cheap to read first: nobody waits for this engine, or for a
-    # pool, or for another engine
-    for p in stage.admit_pools:
-        if p.nqueued:
-            return
+    # what is cheap to read first: nobody waits for this engine but a head
+    # its iterations cannot admit, nobody for a pool, or for another engine
+    head = waiting_head(stage) if stage.admit_pools else None
+    if head is False:
+        return
     for p in sim.pools:
         if p.growers or (p.nqueued and p.admit_via is None):
             return
@@ -212,18 +381,19 @@ def advance(stage) -> None:
             return
     n = len(res)
     m_cap = math.inf
+    mem = stage.memory
+    mem_pid = stage.mem_pid
     # every resident decodes, its counts whole numbers (which then move by
-    # i in one subtraction, exactly); x % 1.0 is 0.0 for a whole x (NaN for inf)
-    for j in res:
+    # i in one subtraction, exactly); x % 1.0 is 0.0 for a whole x (NaN for
+    # inf); its growth is the step-by-step path's alone to say (_plain), and
+    # its thread holds the engine's memory through its run's hold alone.
+    # Alongside: each resident's memory as kv_decode reads it (mem_alloc),
+    # whether its run's growth adds to it, and the heap of its growth (the
+    # iteration at which each next needs a block, its place in the serving
+    # order, its hold's allocation)
+    for j in res:       # first what is cheap to read
         rem = j.rem
         if not j.alive or j.mode != MODE_DECODE or rem % 1.0 != 0.0 or rem >= _BIG:
-            return
-        pa = j.pa
-        if pa is not None and (pa.released or pa.pos % 1.0 != 0.0 or pa.alloc % 1.0 != 0.0 or
-                               pa.pos >= _BIG or pa.alloc >= _BIG):
-            return
-        sess = j.thread.sess
-        if sess.in_turn and (sess.first is None or sess.outs % 1.0 != 0.0 or sess.outs >= _BIG):
             return
         if rem - 1.0 < m_cap:
             m_cap = rem - 1.0           # the last token is the step-by-step path's
@@ -234,6 +404,39 @@ def advance(stage) -> None:
         m_cap = min(m_cap, cap_ev - sim.nevents - 2)
     if m_cap < 1:
         return
+    allocs = []
+    in_kv = []
+    cross = []
+    exact_kv = True     # every allocation and growth a whole number of units
+    for r, j in enumerate(res):
+        pa = j.pa
+        if pa is not None:
+            if pa.released or pa.pos % 1.0 != 0.0 or pa.alloc % 1.0 != 0.0 or pa.pos >= _BIG or \
+                    pa.alloc >= _BIG:
+                return
+            pool = pa.pool
+            if not _plain(pool):
+                return
+            cross.append((int(pa.alloc - pa.pos), r, pa))
+            if exact_kv:
+                x = pool.block or pa.pos        # (a pool without blocks grows from a whole position)
+                if not (x % 1.0 == 0.0 and -_BIG < x < _BIG):
+                    exact_kv = False
+        sess = j.thread.sess
+        if sess.in_turn and (sess.outs % 1.0 != 0.0 or sess.outs >= _BIG):
+            return
+        a = stage.mem_alloc(j)
+        if mem_pid is not None:
+            k = 0
+            for x in j.mem_pas:
+                if not x.released:
+                    k += 1
+            if k > 1:
+                return
+        allocs.append(a)
+        in_kv.append(pa is not None and pa.pool is mem)
+        if exact_kv and not (a % 1.0 == 0.0 and -_BIG < a < _BIG):
+            exact_kv = False
     if not _integral(stage.served_total):
         return
 
@@ -245,29 +448,13 @@ def advance(stage) -> None:
     cold = t < warmup
     ctx = sim.ctx
     mcar = sim.mcar
-    mem = stage.memory
-
-    # the residents' growth: a heap of (the iteration at which each next
-    # needs a block, its place in the serving order, its hold's allocation)
-    cross = []
-    for r, j in enumerate(res):
-        pa = j.pa
-        if pa is not None:
-            if not _plain(pa.pool):
-                return
-            cross.append((int(pa.alloc - pa.pos), r, pa))
-    if not all(_one_alloc(stage, j) for j in res):
-        return
-    heapq.heapify(cross)
-    # each resident's memory as kv_decode reads it (mem_alloc), and whether its
-    # run's growth adds to it
-    allocs = [stage.mem_alloc(j.thread) for j in res]
-    in_kv = [j.pa is not None and j.pa.pool is mem for j in res]
     need_kv = stage.need_kv
     plan_static = stage.stroke_plan_static
     cost_moves = stage.stroke_cost_moves
     fb, fc, fcost = stage.f_budget, stage.f_chunk, stage.f_cost
     nres = float(n)
+
+    plan = [0.0, 0.0]      # the iteration's budget and chunk, as attempt() reads them
 
     def plan_ok() -> bool:
         """The iteration's budget serves every resident a token, its chunk is a
@@ -277,6 +464,8 @@ def advance(stage) -> None:
             chunk = fc(mcar)
         except Fault:
             return False
+        plan[0] = budget
+        plan[1] = chunk if chunk > 0 else 0.0
         return budget == budget and chunk == chunk and budget >= nres
 
     def cost_of() -> float:
@@ -284,6 +473,15 @@ def advance(stage) -> None:
             return fcost(mcar)
         except Fault:
             return math.nan
+
+    # the batch's part of the context, as the last iteration left it: the
+    # admissions of the next one read it, so a stroke that takes no
+    # iteration leaves it as it was
+    batch_ctx = ctx[C_NTOK], ctx[C_NPRE], ctx[C_ATTN]
+
+    def none() -> None:
+        ctx[C_NTOK], ctx[C_NPRE], ctx[C_ATTN] = batch_ctx
+        ctx[C_NOW] = sim.now
 
     # the context as the step-by-step path sets it for these iterations: only
     # kv_decode moves (with the growth), and only where the engine reads it
@@ -294,14 +492,13 @@ def advance(stage) -> None:
     ctx[C_KVB] = kvb if need_kv else 0.0
     ctx[C_KVP] = 0.0
     if not plan_ok():
-        return
+        return none()
     ctx[C_NTOK] = nres
     ctx[C_NPRE] = 0.0
     ctx[C_ATTN] = 0.0
     cost = cost_of()
     if not (cost > 0):
-        return
-    acc_n = acc_busy = None        # read once the first iteration is the stroke's
+        return none()
     t0 = t
     # an iteration is the stroke's when it ends before the next event, at or
     # before the horizon, and on the side it started on of the warm-up and of
@@ -313,13 +510,24 @@ def advance(stage) -> None:
     mark = sim.next_mark     # the warm-up until it has passed
     if t < mark < lim:
         lim = mark
+    heapq.heapify(cross)
+    if not (t < t + cost < lim) and not (cost_moves and cross and cross[0][0] == 0):
+        return none()       # not even the first iteration (its cost is this one's)
+    if head is not None and not refused(stage, head, plan[0], plan[1], n, ctx[C_KVB]):
+        return none()
+    # a head read again where a growth may change what it needs: after the
+    # growth, where the step-by-step path would then read the rest of the
+    # iteration as it was; before it (the stroke ends there) where the plan
+    # or the head read what the growth changes before the admission
+    recheck = head is not None and (head.kind == GROWTH or bool(head.cached))
+    recheck_before = recheck and (head.kv or not plan_static)
+    acc_n = acc_busy = None        # read once the first iteration is the stroke's
     i = 0
     m_cap = int(m_cap)
     # kv_decode moves by the growth alone where every allocation is a whole
     # number of units (then every partial sum is exact, in any order): whole
     # blocks, or, in a pool without blocks, a whole position to grow from
-    exact_kv = kvb < _EXACT and all(_integral(a) for a in allocs) and \
-        all(_integral(c[2].pool.block) if c[2].pool.block else _integral(c[2].pos) for c in cross)
+    exact_kv = exact_kv and kvb < _EXACT
     pop, push = heapq.heappop, heapq.heappush
     while i < m_cap:
         next_cross = cross[0][0] if cross else m_cap
@@ -375,14 +583,23 @@ def advance(stage) -> None:
                 break
             # this iteration is the stroke's: grow as its serving would
             # (Sim.grow_to's own steps once the growth is known to fit)
+            if recheck_before:
+                break
             if acc_n is None:
                 stage.tick(t0)     # the first iteration's start closes the time before it
                 acc_n, acc_busy = stage.acc_n, stage.acc_busy
             sim.now = t
             ctx[C_NOW] = t
+            if recheck and head.kind != GROWTH:
+                was = head.cached_now(sim)
             for (_, r, pa), d in zip(crossing, grow):
                 pa.pool.grow_at(pa, d, t)
                 push(cross, (int(pa.alloc - pa.pos), r, pa))
+            if recheck and (head.kind == GROWTH or head.cached_now(sim) != was) and \
+                    not refused(stage, head, plan[0], plan[1], n, kvb):
+                # the step-by-step path admits the head in this iteration:
+                # it takes the iteration over from here, the growth done
+                break
             kvb = kvb_post
             cost = c
             # the next iteration's plan reads the grown blocks
@@ -391,6 +608,8 @@ def advance(stage) -> None:
             dt = t_next - t
             acc_n += nres * dt
             acc_busy += dt
+            if i == 0:
+                t_first = t_next
             t = t_next
             i += 1
             continue
@@ -401,6 +620,8 @@ def advance(stage) -> None:
         if acc_n is None:
             stage.tick(t0)         # the first iteration's start closes the time before it
             acc_n, acc_busy = stage.acc_n, stage.acc_busy
+        if i == 0:
+            t_first = t_next
         stop = next_cross if next_cross < m_cap else m_cap
         while i < stop:
             if stop - i >= _RUN:
@@ -426,13 +647,14 @@ def advance(stage) -> None:
         if i < stop:
             break
     if i == 0:
-        ctx[C_NOW] = sim.now
-        return
+        return none()
     # the stroke's i iterations: the counters, the residents, the clock
     stage.acc_n, stage.acc_busy, stage.t_acc = acc_n, acc_busy, t
     stage.it += i
     stage.iters_all += i
     stage.stroke_iters += i
+    if head is not None:
+        stage.stroke_past_head += i
     if not cold:
         stage.iterations += i
     stage.served_total += nres * i
@@ -445,9 +667,21 @@ def advance(stage) -> None:
         if pa is not None:
             pa.pos += fi
             pa.hold.grown = True
+    for j in res:
         sess = j.thread.sess
-        if sess.in_turn:
-            sess.outs += fi
+        if sess.in_turn and sess.first is None:
+            # a turn's first output token: the client's view as the first
+            # iteration's end records it, the residents in the batch's order
+            sim.now = t_first
+            for j in res:
+                sim.client_decode(j.thread, 1.0)
+            fi -= 1.0
+            break
+    if fi:
+        for j in res:
+            sess = j.thread.sess
+            if sess.in_turn:
+                sess.outs += fi
     sim.now = t
     ctx[C_NOW] = t
 
@@ -458,16 +692,3 @@ def _batch_kv(allocs) -> float:
     for a in allocs:
         tot += a
     return tot
-
-
-def _one_alloc(stage, j) -> bool:
-    """The resident's thread holds the engine's memory through its run's hold alone."""
-    pid = stage.mem_pid
-    if pid is None:
-        return True
-    k = 0
-    for h in j.thread.holds:
-        for pa in h.allocs:
-            if pa.pool.pid == pid and not pa.released:
-                k += 1
-    return k <= 1

@@ -18,7 +18,7 @@ from typing import Optional
 
 from ..diag import SerqError
 from . import grid as G
-from .spread import spread
+from ..tables.spread import spread
 
 __all__ = ["sweep", "Sweep"]
 
@@ -30,7 +30,7 @@ class Sweep:
     ``plot(x=, y=, by=)``."""
 
     def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
-        from .table import columns
+        from ..tables.table import columns
         self.inputs = list(inputs)
         self.seeds = list(seeds)
         self.rows = rows
@@ -55,13 +55,13 @@ class Sweep:
     def write(self, path, force: bool = False) -> None:
         """Write the table as ``.csv`` or ``.parquet``: over a table a sweep
         wrote, or anything else with ``force`` (serq/files.py)."""
-        from ..api import args
-        from .table import write
+        from .. import args
+        from ..tables.table import write
         write(args.path("Sweep.write", "path", path), self.columns, self.rows,
               force=args.flag("Sweep.write", "force", force))
 
     def csv(self) -> str:
-        from .table import csv_text
+        from ..tables.table import csv_text
         return csv_text(self.columns, self.rows)
 
     # -- the spread across seeds ------------------------------------------------
@@ -89,7 +89,7 @@ class Sweep:
         return out
 
     def _metrics(self, metrics):
-        from ..api import args
+        from .. import args
         from ..api.report import missing
         if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, (list, tuple))
                                     or not all(isinstance(m, str) for m in metrics)):
@@ -181,9 +181,9 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     before the first run when it holds a file a sweep did not write, unless
     ``force``)."""
     from . import backends
-    from ..api import args as A
+    from .. import args as A
     from ..api.program import Program, load, usage
-    from .table import check_place, table_format
+    from ..tables.table import check_place, table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
         program = load(A.path("serq.sweep", "program", program))
@@ -201,19 +201,34 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
     pts = G.points(lists, len(seed_list))
-    # link every point before running any
-    irs = []
-    from .. import ir as I
-    for point in pts:
-        p = program.linked(point).settings(horizon=horizon, warmup=warmup, arrivals=arrivals, trace=trace)
-        if p.trace is not None and not os.path.isabs(p.trace):
-            p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
-        irs.append(I.dumps(p))
+    # the workers start (and import the simulator) while the points are linked
+    pool = backends.start(jobs, len(pts) * len(seed_list)) if dask is None else None
+    bar = None
+    try:
+        # link every point before running any (serq.sweeps.links: one parse,
+        # and a template for the points of one shape where they are many)
+        irs = []
+        from .. import ir as I
+        from ..api.program import set_texts
+        from .links import Links
+        link = Links(program, [set_texts(point) for point in pts])
+        for point in pts:
+            p = program.linked(point, link).settings(horizon=horizon, warmup=warmup, arrivals=arrivals,
+                                                     trace=trace)
+            if p.trace is not None and not os.path.isabs(p.trace):
+                p = dataclasses.replace(p, trace=os.path.abspath(p.trace))
+            irs.append(I.dumps(p))
+    except BaseException:
+        if pool is not None:
+            from ..signals import stop_processes
+            stop_processes(pool)      # (a signal while the points link: the workers go now)
+            pool.shutdown(wait=True, cancel_futures=True)
+        raise
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
     bar = _bar(len(tasks), progress)
     results = {}
     try:
-        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask,
+        for index, row, diags in backends.run(tasks, jobs=jobs, dask_target=dask, pool=pool,
                                               on_done=bar.update if bar else (lambda: None)):
             if diags is not None:
                 point = pts[index // len(seed_list)]

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..api.extras import extra
 from ..diag import Diagnostic, SerqError
-from .work import run_task
+from .work import run_task, warm
 
 
 def cpus() -> int:
@@ -22,14 +22,35 @@ def cpus() -> int:
         return os.cpu_count() or 1
 
 
-def local(tasks: list, jobs: int) -> Iterator[tuple]:
-    if jobs <= 1 or len(tasks) <= 1:
+def start(jobs: int, n: int):
+    """The pool of worker processes for ``n`` runs on ``jobs`` processes,
+    started now (None for one): each imports what a run needs as it starts
+    (serq.sweeps.work.warm), while the caller links the sweep's points."""
+    if jobs <= 1 or n <= 1:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+    pool = ProcessPoolExecutor(max_workers=min(jobs, n), initializer=worker_start)
+    pool.submit(int)      # the workers start with the first task
+    return pool
+
+
+def worker_start() -> None:
+    """A worker's start: its signals (serq/signals.py: SIGINT ignored, dies
+    with its parent), then the imports a run needs (``warm``)."""
+    from ..signals import worker_init
+    worker_init()
+    warm()
+
+
+def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
+    if pool is None and (jobs <= 1 or len(tasks) <= 1):
         for t in tasks:
             yield run_task(t)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    from ..signals import stop_processes, worker_init
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=worker_init)
+    from ..signals import stop_processes
+    if pool is None:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=worker_start)
     try:
         futures = [pool.submit(run_task, t) for t in tasks]
         for f in as_completed(futures):
@@ -86,9 +107,9 @@ def _client(distributed, target, jobs: int):
     return client, client.close
 
 
-def run(tasks: list, *, jobs: int, dask_target=None, on_done: Callable[[], None] = lambda: None
-        ) -> Iterable[tuple]:
-    it = local(tasks, jobs) if dask_target is None else dask(tasks, dask_target, jobs)
+def run(tasks: list, *, jobs: int, dask_target=None, on_done: Callable[[], None] = lambda: None,
+        pool=None) -> Iterable[tuple]:
+    it = local(tasks, jobs, pool) if dask_target is None else dask(tasks, dask_target, jobs)
     for out in it:
         on_done()
         yield out

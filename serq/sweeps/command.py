@@ -38,7 +38,7 @@ def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target
     """Run FILE at every combination of the --set values on every seed; write
     the table and print, per point, the mean across seeds and its spread."""
     from . import grid as G, sweep as run_sweep
-    from .table import check_place, table_format
+    from ..tables.table import check_place, table_format
     try:
         lists = G.value_lists(G.cli_sets(sets))
     except SerqError as e:

@@ -17,8 +17,30 @@ def run_task(task: tuple):
     from ..diag import SerqError
     from ..sim import simulate
     try:
-        program = dataclasses.replace(ir.loads(ir_json, "<sweep>"), seed=seed)
+        program = dataclasses.replace(_read(ir_json), seed=seed)
         ir.validate(program)
         return index, Report(simulate(program)).row(), None
     except SerqError as e:
         return index, None, e.diagnostics
+
+
+_READ: dict = {}     # a worker's last points' IR, read once for all their seeds
+
+
+def _read(ir_json: str):
+    from .. import ir
+    p = _READ.get(ir_json)
+    if p is None:
+        if len(_READ) >= 4:
+            _READ.clear()
+        p = _READ[ir_json] = ir.loads(ir_json, "<sweep>")
+    return p
+
+
+def warm() -> None:
+    """A worker's start: import what a run needs (the simulator, the report's
+    row, numpy for a long run's statistics) while the sweep still links its
+    points, not in its first run."""
+    import numpy  # noqa: F401
+    from ..api import report  # noqa: F401
+    from ..sim import machine  # noqa: F401

@@ -6,7 +6,7 @@ produces the IR.  Nothing downstream of the linker sees the AST.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import dataclass, field
 from typing import Optional, Union
 
 from ..diag import Span

@@ -13,17 +13,18 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diag import Diagnostic, SerqError, Sources, Span
-from . import ast as A
+from . import ast as A, tables
 
-_GRAMMAR = os.path.join(os.path.dirname(__file__), "grammar.lark")
+_GRAMMAR = tables.GRAMMAR
 
 
 @lru_cache(maxsize=None)
 def _lark() -> lark.Lark:
-    with open(_GRAMMAR, encoding="utf-8") as f:
+    """The parser: read from its tables (serq.syntax.tables) where they are
+    the grammar's, else built from the grammar."""
+    with open(_GRAMMAR, "rb") as f:
         grammar = f.read()
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True,
-                     start=["start", "library", "expr_start", "instance"])
+    return tables.load(grammar, lark) or tables.build(grammar)
 
 
 class _Builder(Transformer):

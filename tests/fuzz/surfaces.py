@@ -342,7 +342,7 @@ def table_make(ch, i=None):
 
 
 def _as_parquet(lines) -> bytes:
-    from serq.sweeps import table as T
+    from serq.tables import table as T
     cols = lines[0]
     rows = [{c: T.parse_cell(v) for c, v in zip(cols, r)} for r in lines[1:] if len(r) == len(cols)]
     d = _tmpdir()
@@ -361,12 +361,12 @@ def _same(a, b, ext: str, column: list) -> bool:
     text), so a number of a mixed column comes back as its text, an integer of
     a column of numbers as a float."""
     if ext == ".parquet" and a is not None:
-        from serq.sweeps.table import _arrow_column
+        from serq.tables.table import _arrow_column
         import pyarrow as pa
         kind = _arrow_column(pa, column).type
         a = str(a) if kind == pa.string() else float(a) if kind == pa.float64() else a
     if ext == ".csv":       # untyped: a text that reads as a number comes back as that number
-        from serq.sweeps.table import cell
+        from serq.tables.table import cell
         return cell(a) == cell(b)
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
         return True
@@ -387,7 +387,8 @@ def table_run(m, simulate) -> None:
             if m.horizon:        # values only: written and read back, the same
                 for ext in (".csv", ".parquet"):
                     back = os.path.join(d, "back" + ext)
-                    serq.sweeps.table.write(back, cols, rows)
+                    from serq.tables.table import write
+                    write(back, cols, rows)
                     c2, r2 = serq.read_table(back)
                     if c2 != cols or len(r2) != len(rows) or not all(
                             _same(x.get(c), y.get(c), ext, [r.get(c) for r in rows]) for x, y in zip(rows, r2)

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 import serq
 from serq.cli import main
-from serq.sweeps.spread import spread
+from serq.tables.spread import spread
 
 pytest.importorskip("matplotlib")
 

@@ -1,9 +1,10 @@
 """The simulator reads the IR and nothing else: it never imports the front end."""
 
-import ast
 import os
 import subprocess
 import sys
+
+from ..imports import find_cycle, import_graph as _graph, imports as _imports, modules
 
 SIM = os.path.join(os.path.dirname(__file__), "..", "..", "serq", "sim")
 
@@ -29,78 +30,13 @@ def test_no_front_end_module_loaded():
 def _sim_modules() -> dict:
     """serq.sim's modules (``serq.sim.pools.pool``, the package itself as
     ``serq.sim``) -> (path, whether it is a package's ``__init__``)."""
-    mods = {}
-    for d, _, files in os.walk(SIM):
-        for f in files:
-            if f.endswith(".py"):
-                rel = os.path.relpath(os.path.join(d, f), SIM)[:-3].split(os.sep)
-                pkg = rel[-1] == "__init__"
-                name = ".".join(["serq", "sim"] + (rel[:-1] if pkg else rel))
-                mods[name] = (os.path.join(d, f), pkg)
-    return mods
-
-
-def _imports(name: str, path: str, pkg: bool):
-    """The imports of a module, at its top or inside a function, as
-    (the absolute module, the names taken from it)."""
-    here = name.split(".") if pkg else name.split(".")[:-1]
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                yield a.name, []
-        elif isinstance(node, ast.ImportFrom):
-            base = here[:len(here) - node.level + 1] if node.level else []
-            yield ".".join(base + (node.module.split(".") if node.module else [])), [a.name for a in node.names]
+    return modules(SIM, "serq.sim")
 
 
 def import_graph() -> dict:
     """Module -> the serq.sim modules it imports, at its top or inside a
-    function (a deferred import closes a circle as surely).  ``from X import
-    a`` imports the module X.a when there is one, else X.  That importing a
-    submodule runs its package's ``__init__`` first is not an edge: every
-    package whose ``__init__`` gathers its submodules would be a circle."""
-    mods = _sim_modules()
-    graph = {}
-    for name, (path, pkg) in mods.items():
-        deps = set()
-        for target, names in _imports(name, path, pkg):
-            if not names:
-                deps.add(target)
-            for a in names:
-                deps.add(f"{target}.{a}" if f"{target}.{a}" in mods else target)
-        graph[name] = {d for d in deps if d in mods and d != name}
-    return graph
-
-
-def find_cycle(graph: dict):
-    """A circle of imports as a list of modules, from its least one (repeated
-    at its end), or None."""
-    WHITE, GREY, BLACK = 0, 1, 2
-    colour = dict.fromkeys(graph, WHITE)
-    path = []
-
-    def visit(m):
-        colour[m] = GREY
-        path.append(m)
-        for d in sorted(graph[m]):
-            if colour[d] == GREY:
-                c = path[path.index(d):]
-                k = c.index(min(c))     # from its least module, whatever the search's order
-                return c[k:] + c[:k] + [min(c)]
-            if colour[d] == WHITE:
-                c = visit(d)
-                if c:
-                    return c
-        path.pop()
-        colour[m] = BLACK
-        return None
-
-    for m in sorted(graph):
-        if colour[m] == WHITE:
-            c = visit(m)
-            if c:
-                return c
-    return None
+    function (tests/imports.py)."""
+    return _graph(_sim_modules())
 
 
 def test_the_import_graph_is_read():

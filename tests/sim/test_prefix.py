@@ -8,6 +8,7 @@ blocks.  And the rules one at a time, on programs small enough to follow
 by hand (their numbers are worked out in the comments)."""
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -252,19 +253,24 @@ def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):
 
 
 def test_a_mooncake_trace_arrives_at_its_timestamps():
-    # the first rows of the trace, on mooncake.sq's clock: row i arrives at
-    # 0.001 × timestamp_i s (the scale times the timestamp, in milliseconds)
+    # the first rows of its trace (serq mooncake-trace's), on mooncake.sq's
+    # clock: row i arrives at 0.001 × timestamp_i s (the scale times the
+    # timestamp, in milliseconds)
     from serq.ir.trace import read_mooncake
     from serq.link import compile_file
-    rows = read_mooncake("examples/replay/data/mooncake_conversation.jsonl", 0, 40)
     p = compile_file("examples/replay/mooncake.sq", horizon=1000.0, arrivals=40)
+    assert p.trace == os.path.join("examples", "replay", "data", "mooncake_generated.jsonl")
+    rows = read_mooncake(p.trace, 0, 40)
     r = simulate(p)
     sent = sorted((s, t) for t, s, _, _ in r.samples("sent"))
     assert sent == [(i, 0.001 * row.timestamp) for i, row in enumerate(rows)]
-    # everyone shares the trace's first block (hash id 0, a system prompt):
-    # every request after the first finds its 512 tokens (32 blocks of 16)
+    # everyone shares the trace's first two blocks (hash ids 0 and 1, the
+    # system prompt's 1 024 tokens): every request after the first finds them
+    # (64 blocks of 16), and one that continues a conversation more
     cached = dict((s, v) for _, s, _, v in r.samples("cached_tokens"))
-    assert cached[0] == 0 and all(cached[i] >= 512 for i in range(1, 40) if rows[i].hash_ids[0] == 0)
+    assert all(row.hash_ids[:2] == (0, 1) for row in rows)
+    assert cached[0] == 0 and all(cached[i] >= 1024 for i in range(1, 40))
+    assert any(cached[i] > 1024 for i in range(1, 40))
 
 
 def _mooncake(tmp_path, name, ids):

@@ -103,6 +103,65 @@ def test_random_engines_agree_step_by_step(blocks, bs, seqs, budget, lam, n, o, 
     same(*both(p))
 
 
+# the same engine with its head's amounts, its budget, its queue and its
+# preemption left to each example
+ADMIT = VLLM.replace("tokens cap {budget};", "tokens cap @BUDGET@;") \
+    .replace("kv (min(known, reused + budget_left(vllm))) reserve (known)", "kv (@UNITS@) reserve (known)") \
+    .replace("preempt lifo;", "preempt @PREEMPT@;").replace("{{ queue fifo; }}", "{{ @QUEUE@ }}")
+assert ADMIT.count("@") == 8
+
+# what a waiting head's amounts read (serq.sim.stroke.head_reads): attributes
+# and numbers alone; its own cached prefix and the budget left; the pool's
+# free room; the holders and queue; the clock (no stroke past it)
+HEAD_UNITS = ["known", "min(known, reused + budget_left(vllm))", "min(known, free(kv) + 16)",
+              "known + holders(reqs) + queued(reqs)", "min(known, reused + budget_left(vllm)) + 0 * now",
+              "min(known, reused + 8)"]
+# the budget: the same at every iteration of a stroke, read again at its growths, or by the residents
+HEAD_BUDGETS = ["{budget}", "min({budget}, 8 + free(kv))", "{budget} - running.count"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(units=st.sampled_from(HEAD_UNITS), budget_form=st.sampled_from(HEAD_BUDGETS),
+       queue=st.sampled_from(["queue fifo;", "queue by (n);"]),
+       preempt=st.sampled_from(["lifo", "by (-admission) requeue tail", "none"]),
+       blocks=st.sampled_from([30, 60, 200]), bs=st.sampled_from([1, 4, 16]), seqs=st.sampled_from([2, 4, 16]),
+       budget=st.sampled_from([16, 64, 512]), lam=st.sampled_from([2.0, 8.0, 20.0]),
+       n=st.sampled_from([8, 40]), o=st.sampled_from([8, 40]), c0=st.sampled_from([0, 0.001]),
+       seed=st.integers(0, 50))
+def test_random_engines_with_waiting_heads_agree_step_by_step(units, budget_form, queue, preempt, blocks, bs, seqs,
+                                                              budget, lam, n, o, c0, seed):
+    """Engines whose queue waits most of the time (tight memory, many
+    arrivals): strokes past heads that cannot be admitted, ended where a
+    growth, an eviction or a budget could let one in."""
+    if budget < seqs:
+        return
+    src = ADMIT.replace("@UNITS@", units).replace("@BUDGET@", budget_form).replace("@QUEUE@", queue) \
+        .replace("@PREEMPT@", preempt)
+    src = src.format(lib=os.path.join(ROOT, "examples", "lib", "vllm.sq"), blocks=blocks, bs=bs, seqs=seqs,
+                     budget=budget, lam=lam, n=n, o=o, c0=c0, beta=0.000001)
+    p = compile_source(src, "h.sq", horizon=15.0, warmup=1.5, seed=seed)
+    same(*both(p))
+
+
+def test_strokes_run_past_a_head_that_cannot_be_admitted():
+    """The replay of the benchmark's trace (b): its queue waits in most
+    iterations, and most iterations are strokes all the same."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from serq.oracle import replay
+    from traces import trace
+    t = trace()
+    t = dict(t, sessions=t["sessions"][:60])
+    p = replay.with_sessions(compile_file(os.path.join(ROOT, replay.PROGRAM), sets=replay.inputs(t),
+                                          horizon=replay.horizon(t)), t)
+    same(*both(p))
+    sim = Sim(p)
+    sim.run()
+    s = sim.step_stages[0]
+    assert s.stroke_past_head > 0.4 * s.iters_all and s.stroke_iters > 0.5 * s.iters_all, \
+        (s.stroke_past_head, s.stroke_iters, s.iters_all)
+
+
 NO_MEMORY = """fn main() {{
   device gpu {{ }}
   engine e on gpu {{

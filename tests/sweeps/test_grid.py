@@ -7,7 +7,7 @@ import pytest
 import serq
 from serq.sim.stats import T_975_19
 from serq.sweeps import grid as G
-from serq.sweeps.spread import spread, t_quantile
+from serq.tables.spread import spread, t_quantile
 
 
 def test_values_split_at_the_commas_outside_parentheses():

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import serq
 from serq.cli import main
-from serq.sweeps.spread import spread
+from serq.tables.spread import spread
 
 VLLM = "examples/multi-turn/vllm.sq"
 MG1 = "examples/single-turn/mg1.sq"

@@ -14,6 +14,11 @@ their prompt tokens, the dashed line the rate of a cache that never evicts
 client's (the first token less the request's arrival).  The runs' numbers are
 kept in docs/figures/mooncake_kv.json beside the SVG, which is drawn from them
 (`--check` redraws without running).  A script until `serq sweep` exists.
+
+The trace is Mooncake's, read where it lies (``../shared/data/mooncake/``
+beside the repository, which is not part of it): its first 1 500 lines are
+written to a temporary file the runs replay, and removed.  Without it the
+runs cannot be made (``--check`` needs only the committed table).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 PROGRAM = "examples/replay/mooncake.sq"
-TRACE = "examples/replay/data/mooncake_conversation.jsonl"
+TRACE = "../shared/data/mooncake/conversation_trace.jsonl"     # from the repository's root
+REQUESTS = 1500
 BLOCKS = (8000, 16000, 32000, 64000, 128000, 256000, 512000, 1024000)
 BS = 16
 SVG = os.path.join(ROOT, "docs", "figures", "mooncake_kv.svg")
@@ -55,11 +61,11 @@ def ideal_hit_rate(rows, bs: int) -> float:
     return hit / total
 
 
-def run_point(blocks: int) -> dict:
+def run_point(blocks: int, trace: str) -> dict:
     from serq.link import compile_file
     from serq.sim import simulate
     p = compile_file(os.path.join(ROOT, PROGRAM), sets={"blocks": str(blocks), "bs": str(BS)},
-                     horizon=20000.0, arrivals=1500)
+                     horizon=20000.0, arrivals=REQUESTS, trace=trace)
     t0 = time.perf_counter()
     rep = simulate(p)
     dt = time.perf_counter() - t0
@@ -148,17 +154,30 @@ def main(argv=None) -> int:
         print("ok: docs/figures/mooncake_kv.svg is drawn from its table" if ok else
               "STALE: docs/figures/mooncake_kv.svg (run tools/figures/mooncake_kv.py)")
         return 0 if ok else 1
+    import tempfile
     from serq.ir.trace import read_mooncake
-    rows = read_mooncake(os.path.join(ROOT, TRACE))
+    source = os.path.join(ROOT, TRACE)
+    if not os.path.exists(source):
+        print(f"error: the runs replay Mooncake's conversation trace, read where it lies: {TRACE} from the "
+              "repository's root, which is not there (it is not part of the repository; --check needs only "
+              "the committed table)", file=sys.stderr)
+        return 1
+    rows = read_mooncake(source, 0, REQUESTS)
+    with open(source, encoding="utf-8") as f:
+        head = [next(f) for _ in range(REQUESTS)]
     table = {"program": PROGRAM, "trace": TRACE, "requests": len(rows),
              "prompt_tokens": sum(r.input_length for r in rows), "ideal_hit_rate": ideal_hit_rate(rows, BS),
              "points": []}
-    for b in BLOCKS:
-        pt = run_point(b)
-        print(f"blocks {b:>8}: hit {pt['cached_tokens'] / table['prompt_tokens']:.3f}, TTFT mean "
-              f"{pt['ttft_mean']:.2f} s p99 {pt['ttft_p99']:.2f} s, {pt['preemptions']} preemptions "
-              f"({pt['seconds']} s)", flush=True)
-        table["points"].append(pt)
+    with tempfile.TemporaryDirectory(prefix="mooncake_kv-") as tmp:
+        trace = os.path.join(tmp, "first.jsonl")
+        with open(trace, "w", encoding="utf-8") as f:
+            f.writelines(head)
+        for b in BLOCKS:
+            pt = run_point(b, trace)
+            print(f"blocks {b:>8}: hit {pt['cached_tokens'] / table['prompt_tokens']:.3f}, TTFT mean "
+                  f"{pt['ttft_mean']:.2f} s p99 {pt['ttft_p99']:.2f} s, {pt['preemptions']} preemptions "
+                  f"({pt['seconds']} s)", flush=True)
+            table["points"].append(pt)
     os.makedirs(os.path.dirname(SVG), exist_ok=True)
     with open(TABLE, "w", encoding="utf-8") as f:
         f.write(json.dumps(table, indent=1, sort_keys=True) + "\n")

@@ -76,32 +76,37 @@ class Admission:
     def fits_req(self, req):
         """The header's units and reserves if every pool of the hold has
         room now; None otherwise."""
+        try:
+            return self.fits_raw(req)
+        except Fault as f:
+            raise self.session_error(f, req.thread, req.st.loc) from None
+
+    def fits_raw(self, req):
+        """``fits_req`` without locating a fault (which it raises as it is):
+        what a stroke asks of a waiting head (serq.sim.stroke)."""
         t = req.thread
         st = req.st
         pools = self.pools
         vals = []
-        try:
-            for i, pid in enumerate(req.pids):
-                pool = pools[pid]
-                u = st.f_units[i](t)
-                if not (u >= 0):
-                    check_amount(u, f"units of `{st.name[i]}`")
-                fr = st.f_res[i]
-                if fr is not None:
-                    r = fr(t)
-                    if not (r >= 0):
-                        check_amount(r, f"reserve of `{st.name[i]}`")
-                    need = round_up(pool.block, u if u >= r else r)
-                else:
-                    need = round_up(pool.block, u)
-                if pool.shared:
-                    if not pool.fits_hold(need, t.sess, u, self.reuse_of(t, st), st.f_cache is not None):
-                        return None
-                elif not pool.fits_admission(need):
+        for i, pid in enumerate(req.pids):
+            pool = pools[pid]
+            u = st.f_units[i](t)
+            if not (u >= 0):
+                check_amount(u, f"units of `{st.name[i]}`")
+            fr = st.f_res[i]
+            if fr is not None:
+                r = fr(t)
+                if not (r >= 0):
+                    check_amount(r, f"reserve of `{st.name[i]}`")
+                need = round_up(pool.block, u if u >= r else r)
+            else:
+                need = round_up(pool.block, u)
+            if pool.shared:
+                if not pool.fits_hold(need, t.sess, u, self.reuse_of(t, st), st.f_cache is not None):
                     return None
-                vals.append((u, need))
-        except Fault as f:
-            raise self.session_error(f, t, st.loc) from None
+            elif not pool.fits_admission(need):
+                return None
+            vals.append((u, need))
         return vals
 
     def admit(self, req, vals) -> None:

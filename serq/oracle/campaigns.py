@@ -99,22 +99,22 @@ class _Kind:
 
 
 def _kind(name: str) -> _Kind:
-    from ..oracle import divergence as D, fuzz as F, outcome as O, vllm as V
-    from . import oracle as A
+    from . import divergence as D, fuzz as F, outcome as O, vllm as V
+    from . import programs as A
     if name == "scenario":
         return _Kind(V.HARNESS, "s", "scenario", "scenarios", lambda seed, i: F.generate(random.Random(f"{seed}:{i}"), i),
                      A.program_for_scenario, lambda rep, p, s: O.scenario_outcome(rep, p), O.diff, F.shrink,
                      lambda rep, ours, log, s: D.report(D.ours_by_step(rep.step_log, s["block_size"]),
                                                         D.theirs_by_step(log)))
     if name == "pd":
-        from ..oracle import pd as PD, pd_fuzz as G
+        from . import pd as PD, pd_fuzz as G
         return _Kind(V.PD, "pd_s", "scenario", "scenarios", G.generate, A.pd_program,
                      lambda rep, p, s: PD.outcome(rep, p), PD.diff,
                      lambda s, bad: F.shrink_with(s, bad, F.pd_candidates, G.feasible),
                      lambda rep, ours, log, s: PD.report(PD.ours_by_tick(rep.step_log, ours),
                                                          PD.theirs_by_tick(log)))
     if name == "mooncake":
-        from ..oracle import mooncake as MC
+        from . import mooncake as MC
 
         def program(s):
             return A.mooncake_program(MC.check(s, "fuzz"))
@@ -126,7 +126,7 @@ def _kind(name: str) -> _Kind:
                      outcome, MC.diff,
                      lambda s, bad: F.shrink_with(s, bad, F.candidates_mooncake, F.feasible_mooncake))
     if name == "replay":
-        from ..oracle.replay import check
+        from .replay import check
 
         def program(t):
             check(t, "fuzz")
@@ -163,9 +163,8 @@ def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Option
     ``out``, write it there (a directory of found inputs: a file of that name
     the campaign did not make is refused, unless ``force``; serq/files.py).
     ``progress`` receives a line every 100 inputs and one per disagreement."""
-    from .. import files
-    from . import args
-    from ..oracle.vllm import Harness
+    from .. import args, files
+    from .vllm import Harness
     if not isinstance(harness, str):
         raise args.wrong("serq.oracle.campaign", "harness", "a str", harness)
     if progress is not None and not callable(progress):
@@ -206,7 +205,7 @@ def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Option
 
 def _record(kind: _Kind, h, s: dict, i: int, d: list, disagrees, seed: int, out, say) -> Disagreement:
     """Shrink a disagreeing input, find its first divergence, write both."""
-    from ..oracle.vllm import Harness
+    from .vllm import Harness
     small = kind.shrink(s, disagrees)
     theirs = h.ask(small)
     ours, rep = _ours(kind, small, log=kind.divergence is not None)

@@ -131,7 +131,7 @@ def read(path) -> tuple[list[str], list[dict]]:
     Every problem is an error at the file (and, in a CSV, the line and
     column): a file that is not a table of its extension's format, not
     UTF-8, empty, with a row of the wrong width or a column named twice."""
-    from ..api import args
+    from .. import args
     path = args.path("serq.read_table", "path", path)
     ext = table_format(path)
     if ext == ".parquet":

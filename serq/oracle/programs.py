@@ -1,5 +1,6 @@
 """The oracle comparisons from Python (``serq.oracle.run``, ``compare``,
-``diff``, ``program``) and the programs they run: a scenario (or a
+``diff``, ``program``) and the programs they run (each linked by
+``serq.api.harness``): a scenario (or a
 prefix-cache trace) as ``examples/oracle/vllm_request.sq``
 (``examples/replay/vllm_replay.sq``) linked with its engine as inputs and its
 requests as explicit sessions — what ``serq oracle run/diff/replay`` run.
@@ -13,6 +14,7 @@ import os
 import time
 from typing import Optional, Union
 
+from ..api.harness import harness_program
 from ..diag import Diagnostic, SerqError
 
 Scenario = Union[str, os.PathLike, dict]
@@ -20,114 +22,42 @@ Scenario = Union[str, os.PathLike, dict]
 
 # ---------------------------------------------------------------- the programs
 
-def _root() -> str:
-    from ..paths import root
-    return root()
-
-
-def _relroot(path: str) -> str:
-    rel = os.path.relpath(path)
-    return rel if not rel.startswith("..") else path
-
-
 def scenario_program(path: str):
     """`examples/oracle/vllm_request.sq` compiled for a scenario: its engine as
     inputs, its requests as explicit sessions.  (scenario, IR)."""
-    from ..oracle import scenario as S
+    from . import scenario as S
     s = S.load(path)
     return s, program_for_scenario(s)
 
 
 def program_for_scenario(s: dict):
-    from ..oracle import scenario as S
+    from . import scenario as S
     return harness_program(S, s)
-
-
-# The oracle's programs linked once per shape of their inputs (serq.link.shapes),
-# one cache per program file for the process; `serq oracle --link-each` (and
-# ``linking("each")``) links every scenario in full instead.
-_SHAPES: dict = {}
-_EACH = [False]
-
-
-class linking:
-    """``with linking("each"):`` links every scenario's program in full (the
-    plain path); ``linking("shape")`` once per shape (the default)."""
-
-    def __init__(self, how: str):
-        if how not in ("each", "shape"):
-            raise ValueError(f"linking is 'each' or 'shape', not {how!r}")
-        self.how = how
-
-    def __enter__(self):
-        self.before = _EACH[0]
-        _EACH[0] = self.how == "each"
-        return self
-
-    def __exit__(self, *exc):
-        _EACH[0] = self.before
-        return False
-
-
-def shapes(path: str):
-    """The shape cache of one oracle program (its ``counts``)."""
-    from ..link.shapes import Shapes
-    cache = _SHAPES.get(path)
-    if cache is None:
-        cache = _SHAPES[path] = Shapes(path)
-    return cache
-
-
-def shape_caches(forget: bool = False) -> dict:
-    """{program: its shape cache} as they are; ``forget``: and empty them."""
-    out = dict(_SHAPES)
-    if forget:
-        _SHAPES.clear()
-    return out
-
-
-def harness_program(harness, s: dict):
-    """A harness's program (``harness.PROGRAM``) compiled for its input: the
-    inputs and horizon it gives, its requests as explicit sessions."""
-    from ..ir import validate
-    from ..link import compile_file
-    path = _relroot(os.path.join(_root(), harness.program(s)))
-    if not _EACH[0]:
-        try:
-            p = harness.with_sessions(shapes(path).link(harness.inputs(s), harness.horizon(s)), s)
-            validate(p)
-            return p
-        except SerqError:
-            pass        # said as the full link says it
-    p = compile_file(path, sets=harness.inputs(s), horizon=harness.horizon(s))
-    p = harness.with_sessions(p, s)
-    validate(p)
-    return p
 
 
 def trace_program(path: str):
     """`examples/replay/vllm_replay.sq` on the step clock for a prefix-cache
     trace.  (trace, IR)."""
-    from ..oracle import replay as R
+    from . import replay as R
     t = R.load(path)
     return t, program_for_trace(t)
 
 
 def program_for_trace(t: dict):
-    from ..oracle import replay as R
+    from . import replay as R
     return harness_program(R, t)
 
 
 def mooncake_program(s: dict):
     """`examples/replay/mooncake.sq` on the step clock for a Mooncake slice."""
-    from ..oracle import mooncake as MC
+    from . import mooncake as MC
     return harness_program(MC, s)
 
 
 def pd_program(s: dict):
     """`examples/oracle/vllm_pd.sq` on the step clock for a P/D scenario: its two
     engines as inputs, its requests as explicit sessions."""
-    from ..oracle import pd as PD
+    from . import pd as PD
     return harness_program(PD, s)
 
 
@@ -135,8 +65,8 @@ def pd_program(s: dict):
 
 def _read(scenario: Scenario) -> tuple[dict, Optional[str], bool]:
     """(the JSON, its path or None, whether it is a trace)."""
-    from ..oracle import replay as R, scenario as S
-    from . import args
+    from .. import args
+    from . import replay as R, scenario as S
     if isinstance(scenario, dict):
         is_trace = "sessions" in scenario
         (R if is_trace else S).check(scenario, "trace" if is_trace else "scenario")
@@ -153,8 +83,8 @@ def _read(scenario: Scenario) -> tuple[dict, Optional[str], bool]:
 def program(scenario: Scenario):
     """The program the oracle runs for a scenario or a trace (a
     :class:`serq.api.program.Program`: ``.run()``, ``.draw()``, ``.ir``)."""
-    from ..oracle import replay as R, scenario as S
-    from .program import Program
+    from . import replay as R, scenario as S
+    from ..api.program import Program
     data, _, is_trace = _read(scenario)
     ir = (program_for_trace if is_trace else program_for_scenario)(data)
     source = R.program(data) if is_trace else S.program(data)
@@ -169,7 +99,7 @@ def run(scenario: Scenario) -> dict:
 
 
 def _ours(scenario: Scenario, step_log: bool = False):
-    from ..oracle import outcome as O
+    from . import outcome as O
     from ..sim import simulate
     data, path, is_trace = _read(scenario)
     p = (program_for_trace if is_trace else program_for_scenario)(data)
@@ -185,7 +115,7 @@ class Comparison:
     None), ``seconds`` (``{"serq": …, "vllm": …}`` for a live run)."""
 
     def __init__(self, ours: dict, theirs: dict, divergence: Optional[str], seconds: Optional[dict] = None):
-        from ..oracle import outcome as O
+        from . import outcome as O
         self.ours = ours
         self.theirs = O.strip(theirs)
         self.fields = O.diff(ours, theirs)
@@ -211,7 +141,7 @@ def compare(scenario: Scenario, vllm: Union[None, str, dict] = None) -> Comparis
     ``.out.json`` / ``.log.json``, or (None) the one committed beside the
     scenario (``NAME.log.json``, with vLLM's step log, else ``NAME.out.json``).
     No vLLM is needed; ``diff`` runs vLLM itself."""
-    from ..oracle import scenario as S
+    from . import scenario as S
     data, path, is_trace = _read(scenario)
     if vllm is None:
         if path is None:
@@ -225,8 +155,8 @@ def compare(scenario: Scenario, vllm: Union[None, str, dict] = None) -> Comparis
         else:
             raise SerqError(Diagnostic("E963", f"no vLLM output beside {path} ({stem}.out.json)",
                                        help="pass vllm=, or run vLLM with serq.oracle.diff"))
-    from ..oracle.outcome import check_output
-    from . import args
+    from .outcome import check_output
+    from .. import args
     where = "vllm=" if isinstance(vllm, dict) else args.path("serq.oracle.compare", "vllm", vllm)
     theirs = vllm if isinstance(vllm, dict) else S.read_json(where, "the vLLM output")
     check_output(theirs, where, is_trace)
@@ -234,7 +164,7 @@ def compare(scenario: Scenario, vllm: Union[None, str, dict] = None) -> Comparis
 
 
 def _compare(scenario: Scenario, theirs: dict, seconds: Optional[dict] = None) -> Comparison:
-    from ..oracle import divergence as D
+    from . import divergence as D
     has_log = "log" in theirs
     t0 = time.perf_counter()
     ours, rep, data, _, is_trace = _ours(scenario, step_log=has_log)
@@ -252,7 +182,7 @@ def diff(scenario: Scenario) -> Comparison:
     where they part and both sides' times."""
     import json
     import tempfile
-    from ..oracle.vllm import REPLAY, HARNESS, run_once
+    from .vllm import REPLAY, HARNESS, run_once
     data, path, is_trace = _read(scenario)
     script = REPLAY if is_trace else HARNESS
     if path is None:

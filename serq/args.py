@@ -11,7 +11,7 @@ import numbers
 import os
 from typing import Optional
 
-from ..diag import Diagnostic, SerqError
+from .diag import Diagnostic, SerqError
 
 
 class ArgumentTypeError(SerqError, TypeError):
