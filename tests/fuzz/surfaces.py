@@ -329,7 +329,10 @@ def table_make(ch, i=None):
     values_only = all("cell" in w for w in what) and kind in ("sweep", "parquet")
     raw = ("\n".join(",".join(r) for r in lines) + "\n").encode("utf-8")
     if kind == "parquet":
-        raw = _as_parquet(lines) if values_only or ch.chance(1, 2) else raw
+        try:
+            raw = _as_parquet(lines) if values_only or ch.chance(1, 2) else raw
+        except Exception:      # (the writer of the code under test could not: the CSV's bytes, named .parquet)
+            values_only = False
         if ch.chance(1, 3):
             raw, more = J.break_bytes(ch, raw)
             what.append(more)
