@@ -72,8 +72,8 @@ def _read(scenario: Scenario) -> tuple[dict, Optional[str], bool]:
         (R if is_trace else S).check(scenario, "trace" if is_trace else "scenario")
         return scenario, None, is_trace
     if not isinstance(scenario, (str, os.PathLike)):
-        raise args.wrong("serq.oracle", "scenario", "a path (str or os.PathLike) or a dict", scenario)
-    path = args.path("serq.oracle", "scenario", scenario)
+        raise args.wrong("serq.oracle.*", "scenario", "a path (str or os.PathLike) or a dict", scenario)
+    path = args.path("serq.oracle.*", "scenario", scenario)
     data = S.read_json(path, "the scenario")
     is_trace = isinstance(data, dict) and "sessions" in data
     (R if is_trace else S).check(data, path)
