@@ -95,8 +95,14 @@ def _parquet_table(path: str) -> bool:
 PARQUET_KEY = b"serq.made_by"
 DRAW = Mark("serq draw", head_has(b"serq draw: "), "a figure whose title says `serq draw:`")
 PLOT = Mark("serq plot", head_has(b"serq plot"), "a PNG or SVG that names `serq plot` in its metadata")
-# (a Mooncake trace has no room to say who made it: any file there is refused)
-MOONCAKE_TRACE = Mark("serq mooncake-trace", lambda p: False, "none: a trace has no room to say so")
+def unmarked(command: str) -> Mark:
+    """The mark of a command whose files have no room to say who made them
+    (a Mooncake trace, an oracle scenario): any file at the place is refused
+    without ``force``."""
+    return Mark(command, lambda p: False, "none: its files have no room to say so")
+
+
+MOONCAKE_TRACE = unmarked("serq mooncake-trace")
 TABLE = Mark("serq sweep", lambda p: _parquet_table(p) if p.lower().endswith(".parquet") else _csv_table(p),
              "a CSV whose header has `seed` and `run.…` columns, a Parquet file whose metadata says so")
 
