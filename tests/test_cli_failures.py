@@ -72,10 +72,23 @@ def test_max_seconds_stops_a_run():
     assert r.exit_code == 1 and "(--max-seconds 0.5 reached)" in r.stderr
 
 
+def _busy(pid: int, cpu_seconds: float, timeout: float = 120.0) -> None:
+    """Wait until the process has run ``cpu_seconds`` of CPU (its imports and
+    link behind it, on a machine however loaded: Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:
+            return
+        time.sleep(0.1)
+
+
 def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
     p = subprocess.Popen([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    _busy(p.pid, 2.0)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130
