@@ -5,6 +5,8 @@ file of millions of lines is never held whole."""
 
 from __future__ import annotations
 
+import csv
+import json
 from typing import Iterator, Optional
 
 from .diag import Diagnostic, SerqError, Sources, Span
@@ -51,3 +53,56 @@ def data_lines(path: str, code: str, what: str) -> Iterator[tuple[int, str]]:
                 raise data_error(code, path, n, col, f"{what} is not UTF-8 text: byte 0x{raw[e.start]:02x} does not "
                                  "decode", shown, help="save the file as UTF-8") from None
             yield n, text
+
+
+def csv_lines(path: str, code: str, what: str):
+    """A ``csv.reader`` over the file's lines (``data_lines``) and a function
+    giving the text of the line it read last, for an error there."""
+    last: dict = {}
+
+    def source():
+        for n, text in data_lines(path, code, what):
+            last.clear()
+            last[n] = text.rstrip("\r\n")
+            yield text
+    reader = csv.reader(source())
+    return reader, lambda: last.get(reader.line_num)
+
+
+def json_kind(v) -> str:
+    """What a JSON value is, in words."""
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            float: "a number"}.get(type(v), "a number")
+
+
+def json_text(v) -> str:
+    """A JSON value shown, at most 40 characters."""
+    try:
+        t = json.dumps(v, allow_nan=True)
+    except (TypeError, ValueError):
+        t = repr(v)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+def depth_ok(text: str, most: int) -> bool:
+    """``text`` (JSON) nests at most ``most`` brackets deep, strings skipped
+    (json reads recursively)."""
+    depth = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > most:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True

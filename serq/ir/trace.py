@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..datafile import data_error, data_lines
+from ..datafile import csv_lines, data_error, data_lines, depth_ok, json_kind, json_text
 from ..diag import Diagnostic, SerqError
 from . import model as M
 
@@ -54,20 +54,12 @@ def read_trace(path: str) -> list[list[TraceTurn]]:
     finite number ≥ 0 (below 2^53), a row of the wrong width, a header that is
     not the columns, a byte that is not UTF-8 is an error at its line and
     column (E233; E232 a file that cannot be read)."""
-    lines: dict[int, str] = {}
-
-    def source():
-        for n, text in data_lines(path, "E232", "the trace"):
-            lines.clear()
-            lines[n] = text.rstrip("\r\n")
-            yield text
-
-    reader = csv.reader(source())
+    reader, line = csv_lines(path, "E232", "the trace")
 
     def bad(msg, k=0, help=None):
-        n = reader.line_num
-        text = lines.get(n)
-        return data_error("E233", path, n, _cell_col(text, k) if text is not None else 1, msg, text, help)
+        text = line()
+        return data_error("E233", path, reader.line_num, _cell_col(text, k) if text is not None else 1, msg,
+                          text, help)
     try:
         header = next(reader, None)
         if header is None:
@@ -171,7 +163,7 @@ def mooncake_row(obj, block: int = MOONCAKE_BLOCK) -> MooncakeRow:
     """One row, checked: a ``ValueError`` whose args are (message, key) on a
     bad one (the caller says where)."""
     if not isinstance(obj, dict):
-        raise ValueError(f"a row is a JSON object, not {_json_kind(obj)}", None)
+        raise ValueError(f"a row is a JSON object, not {json_kind(obj)}", None)
     missing = [k for k in MOONCAKE_KEYS if k not in obj]
     unknown = sorted(k for k in obj if k not in MOONCAKE_KEYS)
     if unknown:
@@ -181,45 +173,19 @@ def mooncake_row(obj, block: int = MOONCAKE_BLOCK) -> MooncakeRow:
     for k in MOONCAKE_KEYS[:3]:
         v, lo = obj[k], (0 if k == "timestamp" else 1)
         if isinstance(v, bool) or not isinstance(v, int) or not (lo <= v < WHOLE):
-            raise ValueError(f"`{k}` is {_json_text(v)}: a whole number from {lo} below 2^53", k)
+            raise ValueError(f"`{k}` is {json_text(v)}: a whole number from {lo} below 2^53", k)
     ids = obj["hash_ids"]
     if not isinstance(ids, list):
-        raise ValueError(f"`hash_ids` is {_json_kind(ids)}: a list of whole numbers", "hash_ids")
+        raise ValueError(f"`hash_ids` is {json_kind(ids)}: a list of whole numbers", "hash_ids")
     for j, h in enumerate(ids):
         if isinstance(h, bool) or not isinstance(h, int) or not (0 <= h < HASH):
-            raise ValueError(f"`hash_ids[{j}]` is {_json_text(h)}: a hash id is a whole number from 0 to "
+            raise ValueError(f"`hash_ids[{j}]` is {json_text(h)}: a hash id is a whole number from 0 to "
                              "2^64 - 1", "hash_ids")
     n = obj["input_length"]
     if len(ids) != -(-n // block):
         raise ValueError(f"{len(ids)} hash ids for {n} input tokens: one per {block} tokens "
                          f"({-(-n // block)})", "hash_ids")
     return MooncakeRow(obj["timestamp"], n, obj["output_length"], tuple(ids))
-
-
-def _json_kind(v) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(v), "a number")
-
-
-def _json_text(v) -> str:
-    try:
-        text = json.dumps(v)
-    except (ValueError, TypeError):
-        text = repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _shallow(text: str) -> bool:
-    """The line nests at most MAX_DEPTH brackets deep (json's reader recurses)."""
-    depth = 0
-    for ch in text:
-        if ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
 
 
 def iter_mooncake(path: str, first: int = 0) -> Iterator[tuple[int, MooncakeRow]]:
@@ -239,7 +205,7 @@ def iter_mooncake(path: str, first: int = 0) -> Iterator[tuple[int, MooncakeRow]
                 k = shown.find(json.dumps(key)) if isinstance(key, str) else -1
                 col = k + 1 if k >= 0 else 1
             return data_error("E294", path, line_no, col, msg, shown, help=ROW_HELP)
-        if not _shallow(shown):
+        if not depth_ok(shown, MAX_DEPTH):
             raise bad(f"the row nests more than {MAX_DEPTH} deep")
         try:
             obj = json.loads(shown)

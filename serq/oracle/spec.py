@@ -14,47 +14,12 @@ from __future__ import annotations
 import json
 from typing import Iterable, Optional
 
+from ..datafile import depth_ok, json_kind, json_text
 from ..diag import Diagnostic, SerqError, Span, Sources, did_you_mean
 
 MAX_DEPTH = 64
 MAX_BYTES = 1 << 28          # 256 MB
 WHOLE = 2 ** 53              # every number an oracle input gives is below it (a float holds it exactly)
-
-
-def _kind(v) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
-            float: "a number"}.get(type(v), "a number")
-
-
-def _text(v) -> str:
-    try:
-        t = json.dumps(v, allow_nan=True)
-    except (TypeError, ValueError):
-        t = repr(v)
-    return t if len(t) <= 40 else t[:37] + "..."
-
-
-def depth_ok(text: str, most: int = MAX_DEPTH) -> bool:
-    """``text`` (JSON) nests at most ``most`` brackets deep, strings skipped."""
-    depth = 0
-    in_str = esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > most:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
 
 
 def read_json(path: str, what: str):
@@ -78,7 +43,7 @@ def read_json(path: str, what: str):
                                    Span.point(path, line, col), help="save the file as UTF-8")) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    if not depth_ok(text):
+    if not depth_ok(text, MAX_DEPTH):
         raise SerqError(Diagnostic("E950", f"{path}: {what} nests more than {MAX_DEPTH} deep", field="$"))
     try:
         return json.loads(text)
@@ -104,7 +69,7 @@ class Checker:
         """An object of these keys at most (a misspelt one is refused with the
         likely one), each of ``required`` present."""
         if not isinstance(v, dict):
-            raise self.bad(path, f"is {_kind(v)}, not an object")
+            raise self.bad(path, f"is {json_kind(v)}, not an object")
         keys = list(keys)
         for k in v:
             if k not in keys:
@@ -119,29 +84,29 @@ class Checker:
     def whole(self, v, path: str, lo: int = 0, hi: int = WHOLE) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or not (lo <= v < hi):
             top = "2^53" if hi == WHOLE else ("2^64" if hi == 2 ** 64 else str(hi))
-            raise self.bad(path, f"is {_text(v)}: a whole number from {lo} below {top}")
+            raise self.bad(path, f"is {json_text(v)}: a whole number from {lo} below {top}")
         return v
 
     def integer(self, v, path: str) -> int:
         """A whole number, negative or not (a priority), of at most 2^53."""
         if isinstance(v, bool) or not isinstance(v, int) or not (-WHOLE < v < WHOLE):
-            raise self.bad(path, f"is {_text(v)}: an integer of magnitude below 2^53")
+            raise self.bad(path, f"is {json_text(v)}: an integer of magnitude below 2^53")
         return v
 
     def positive(self, v, path: str) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < WHOLE):
-            raise self.bad(path, f"is {_text(v)}: a positive number below 2^53")
+            raise self.bad(path, f"is {json_text(v)}: a positive number below 2^53")
         return v
 
     def flag(self, v, path: str) -> bool:
         if not isinstance(v, bool):
-            raise self.bad(path, f"is {_text(v)}: true or false")
+            raise self.bad(path, f"is {json_text(v)}: true or false")
         return v
 
     def items(self, v, path: str, most: int = 1_000_000) -> list:
         """A non-empty list of at most ``most`` items."""
         if not isinstance(v, list):
-            raise self.bad(path, f"is {_kind(v)}, not a list")
+            raise self.bad(path, f"is {json_kind(v)}, not a list")
         if not v:
             raise self.bad(path, "is empty: give one item at least")
         if len(v) > most:
@@ -151,5 +116,5 @@ class Checker:
     def choice(self, v, path: str, choices: Iterable[str]) -> str:
         choices = list(choices)
         if not isinstance(v, str) or v not in choices:
-            raise self.bad(path, f"is {_text(v)}: one of {', '.join(json.dumps(c) for c in choices)}")
+            raise self.bad(path, f"is {json_text(v)}: one of {', '.join(json.dumps(c) for c in choices)}")
         return v

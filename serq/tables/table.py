@@ -20,7 +20,7 @@ import re
 
 from ..diag import Diagnostic, SerqError
 from ..api.extras import extra
-from ..datafile import data_error, data_lines
+from ..datafile import csv_lines, data_error
 
 FORMATS = (".csv", ".parquet")
 _INT = re.compile(r"[+-]?\d+")
@@ -136,29 +136,22 @@ def read(path) -> tuple[list[str], list[dict]]:
     ext = table_format(path)
     if ext == ".parquet":
         return _read_parquet(path)
-    lines = {}
-
-    def source():
-        for n, text in data_lines(path, "E972", "the table"):
-            lines.clear()
-            lines[n] = text.rstrip("\r\n")
-            yield text
-    reader = csv.reader(source())
+    reader, line = csv_lines(path, "E972", "the table")
     try:
         cols = next(reader, None)
         if cols is None:
             raise SerqError(Diagnostic("E972", f"{path} is empty: a table has a header line"))
         _distinct(path, cols)
         rows = []
-        for line in reader:
-            if not line:
+        for cells in reader:
+            if not cells:
                 continue
-            if len(line) != len(cols):
-                n = reader.line_num
-                raise data_error("E972", path, n, 1, f"{len(line)} cells, the header has {len(cols)}", lines.get(n))
-            rows.append({c: parse_cell(v) for c, v in zip(cols, line)})
+            if len(cells) != len(cols):
+                raise data_error("E972", path, reader.line_num, 1, f"{len(cells)} cells, the header has "
+                                 f"{len(cols)}", line())
+            rows.append({c: parse_cell(v) for c, v in zip(cols, cells)})
     except csv.Error as e:
-        raise data_error("E972", path, reader.line_num, 1, f"not a CSV table: {e}", lines.get(reader.line_num)) \
+        raise data_error("E972", path, reader.line_num, 1, f"not a CSV table: {e}", line()) \
             from None
     return cols, rows
 

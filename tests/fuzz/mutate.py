@@ -197,19 +197,10 @@ OUT_OF_RANGE = (-1, 2 ** 31, 10 ** 9, 1, 1, 1, 2, 3, 7, 64, 1000)
 FLOATS = (float("nan"), "inf", "-inf", -1.0, 0.0, 0.5, 1e308, 1e-308, 2.0 ** 31, 1e9)
 
 
-def _nodes(data, path="$", out=None) -> list:
+def _nodes(data) -> list:
     """Every value of the JSON data with its path and its parent's slot."""
-    if out is None:
-        out = []
-    if isinstance(data, dict):
-        for k in sorted(data):
-            out.append((f"{path}.{k}", data, k))
-            _nodes(data[k], f"{path}.{k}", out)
-    elif isinstance(data, list):
-        for i, x in enumerate(data):
-            out.append((f"{path}[{i}]", data, i))
-            _nodes(x, f"{path}[{i}]", out)
-    return out
+    from .jsonmut import nodes
+    return nodes(data)
 
 
 def ir_mutant(ch: Chooser) -> Mutant:

@@ -18,34 +18,7 @@ import pytest
 MG1 = "examples/single-turn/mg1.sq"
 
 
-def _children(pid: int) -> list:
-    """Every live descendant of ``pid`` (Linux /proc)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = []
-        try:
-            tasks = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for t in tasks:             # (a child started by any of its threads)
-            try:
-                with open(f"/proc/{p}/task/{t}/children") as f:
-                    kids += [int(x) for x in f.read().split()]
-            except OSError:
-                pass
-        out += kids
-        todo += kids
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
+from tests.fuzz.surfaces import _alive, _descendants as _children  # noqa: E402  (Linux /proc)
 
 
 def _start(tmp_path, extra):
