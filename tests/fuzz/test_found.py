@@ -528,3 +528,196 @@ def test_an_engine_reading_the_queue_of_an_engine_made_after_it_runs():
     q["query"] = "Queue"              # the queue of stage 0, read by stage 0's own chunk
     r = simulate(_read(d))
     assert r.data()["run"]["arrivals"] == 6 and r.data()["stages"][0]["completed"] == 5
+
+
+# -- issue 24: every input surface (tests/fuzz/surfaces.py's classes) ---------------
+
+TRACE_HELP = ('  = help: a trace is {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions": [{"arrive", '
+              '"prefix": {"id", "tokens"}, "turns": [{"new", "out", "think"}]}]}')
+
+
+def _json_file(tmp_path, name, obj=None, raw=None):
+    path = tmp_path / name
+    path.write_bytes(raw if raw is not None else json.dumps(obj).encode())
+    return str(path)
+
+
+def _trace():
+    with open("tools/oracle/traces/cache_trace.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("edit, want", [
+    (lambda t: t["sessions"][0]["turns"].__setitem__(0, 5), "$.sessions[0].turns[0] is a number, not an object"),
+    (lambda t: t["sessions"][0].__setitem__("arrive", None),
+     "$.sessions[0].arrive is null: a whole number from 0 below 2^53"),
+    (lambda t: t["sessions"][0]["turns"][1].__setitem__("think", "3"),
+     '$.sessions[0].turns[1].think is "3": a whole number from 0 below 2^53'),
+], ids=["turn", "arrive", "think"])
+def test_a_replay_trace_is_checked_value_by_value(tmp_path, edit, want):
+    """AttributeError / TypeError in serq/oracle/replay.py (117 of the issue's
+    internal errors)."""
+    import serq
+    t = _trace()
+    edit(t)
+    path = _json_file(tmp_path, "t.json", t)
+    assert _err(lambda: serq.oracle.run(path)) == f"error[E951]: {path}: {want}\n{TRACE_HELP}"
+
+
+def test_a_misspelt_key_of_a_replay_trace_is_refused_with_the_likely_one(tmp_path):
+    import serq
+    t = _trace()
+    t["sessions"][0]["turns"][1]["thinks"] = t["sessions"][0]["turns"][1].pop("think")
+    path = _json_file(tmp_path, "t.json", t)
+    assert _err(lambda: serq.oracle.run(path)) == (
+        f"error[E951]: {path}: $.sessions[0].turns[1].thinks is not a key of $.sessions[0].turns[1] (its keys: "
+        "new, out, think)\n  = help: did you mean `think`?")
+
+
+def test_an_oracle_input_that_is_not_utf8_is_named_at_its_byte(tmp_path):
+    """UnicodeDecodeError in serq/oracle/scenario.py:47."""
+    import serq
+    path = _json_file(tmp_path, "s.json", raw=b'{"budget": 8,\n "max_seqs": "\xff"}')
+    assert _err(lambda: serq.oracle.run(path)) == (
+        f"{path}:2:15: error[E950]: the scenario is not UTF-8 text: byte 0xff does not decode\n"
+        "  |\n"
+        '2 |  "max_seqs": "\ufffd"}\n'
+        "  |               ^\n"
+        "  = help: save the file as UTF-8")
+
+
+@pytest.mark.parametrize("value, shown", [("9" * 310, "9" * 37 + "..."), ("Infinity", "Infinity"),
+                                          ("NaN", "NaN"), ("1e400", "Infinity")])
+def test_a_number_no_scenario_holds_is_refused(tmp_path, value, shown):
+    """OverflowError from integers of 310 digits and JSON's Infinity."""
+    import serq
+    path = _json_file(tmp_path, "n.json", raw=(
+        '{"budget": %s, "max_seqs": 2, "block_size": 16, "num_blocks": 10, "requests": [{"prompt": 40, '
+        '"out": 12}]}' % value).encode())
+    assert _err(lambda: serq.oracle.run(path)).split("\n")[0] == (
+        f"error[E951]: {path}: $.budget is {shown}: a whole number from 1 below 2^53")
+
+
+def test_json_nested_beyond_the_bound_is_refused(tmp_path):
+    """RecursionError from JSON 20 000 deep."""
+    import serq
+    path = _json_file(tmp_path, "d.json", raw=b"[" * 20000 + b"]" * 20000)
+    assert _err(lambda: serq.oracle.run(path)) == f"$: error[E950]: {path}: the scenario nests more than 64 deep"
+
+
+def test_a_pd_request_whose_prefix_is_null_is_refused(tmp_path):
+    """`"prefix": null` passed and crashed (serq/oracle/pd.py:127)."""
+    from serq.oracle import pd as PD
+    with open("tools/oracle/pd/pipeline.json", encoding="utf-8") as f:
+        s = json.load(f)
+    s["requests"][0]["prefix"] = None
+    path = _json_file(tmp_path, "p.json", s)
+    assert _err(lambda: PD.load(path)).split("\n")[0] == (
+        f"error[E951]: {path}: $.requests[0].prefix is null, not an object")
+
+
+def test_a_mooncake_spec_is_read_as_a_trace_file_is(tmp_path):
+    """A "trace" that is no string crashed (serq/oracle/mooncake.py:70); rows
+    took "7", 1.5 and true by int()."""
+    import random
+    from serq.oracle import mooncake as MC
+    from serq.oracle.fuzz import generate_mooncake
+    spec = generate_mooncake(random.Random("x"), 0)
+    s = {k: v for k, v in spec.items() if k != "rows"}
+    s.update(trace=7, first=0, count=1)
+    path = _json_file(tmp_path, "m.json", s)
+    assert _err(lambda: MC.load(path)).split("\n")[0] == f"error[E951]: {path}: $.trace is 7: a trace file's path"
+    for key, value, shown, lo in (("timestamp", "7", '"7"', 0), ("output_length", 1.5, "1.5", 1),
+                                  ("input_length", True, "true", 1)):
+        r = json.loads(json.dumps(spec))
+        r["rows"][0][key] = value
+        path = _json_file(tmp_path, "m.json", r)
+        assert _err(lambda: MC.load(path)).split("\n")[0] == (
+            f"error[E951]: {path}: $.rows[0].{key} is not a Mooncake row: `{key}` is {shown}: a whole number "
+            f"from {lo} below 2^53")
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"PAR1garbage", "Parquet magic bytes not found in footer"),
+    (b"", "Parquet file size is 0 bytes"),
+    (b"a,b\n1,2\n", "Parquet magic bytes not found in footer")], ids=["corrupt", "empty", "csv"])
+def test_a_parquet_table_pyarrow_cannot_read_is_named(tmp_path, data, why):
+    """pyarrow's ArrowInvalid (only OSError was caught)."""
+    pytest.importorskip("pyarrow")
+    import serq
+    path = _json_file(tmp_path, "t.parquet", raw=data)
+    msg = _err(lambda: serq.read_table(path))
+    assert msg.startswith(f"error[E972]: {path}: not a Parquet table: Could not open Parquet input source "
+                          f"'{path}': {why}")
+    assert msg.endswith("\n  = help: a .parquet table is one pyarrow reads (serq sweep --out T.parquet)")
+
+
+@pytest.mark.parametrize("values, legend", [
+    ([1.0, math.inf, 2.0], "value (n = 2; 1 value not finite or beyond ±1e306 left out)"),
+    ([1e308, -1e308, 2.0], "value (n = 1; 2 values not finite or beyond ±1e306 left out)")], ids=["inf", "1e308"])
+def test_a_plot_leaves_out_what_its_axes_cannot_hold(tmp_path, values, legend):
+    """An inf sample, values near 1e308: matplotlib's errors from serq plot."""
+    pytest.importorskip("matplotlib")
+    import serq
+    fig = serq.plot.samples(values)
+    assert fig.axes[0].get_legend().get_texts()[0].get_text() == legend
+    serq.plot.save(fig, str(tmp_path / "f.png"))
+
+
+@pytest.mark.parametrize("call, want", [
+    (lambda s, p, r: s.load(MG1, instance=2), "serq.load: instance= is a path (str or os.PathLike), not int 2"),
+    (lambda s, p, r: r.dump(5), "Report.dump: directory= is a path (str or os.PathLike), not int 5"),
+    (lambda s, p, r: s.sweep(5, horizon=1), "serq.sweep: program= is a path (str or os.PathLike), not int 5"),
+    (lambda s, p, r: s.read_table(5), "serq.read_table: path= is a path (str or os.PathLike), not int 5"),
+    (lambda s, p, r: s.plot.table(5, x="a", y="b"),
+     "serq.plot.table: source= is a table's path, a Sweep, a DataFrame or (columns, rows), not int 5"),
+    (lambda s, p, r: s.plot.samples(None), "serq.plot.samples: source= is a dump file's path, a list of numbers "
+                                           "or Samples, or a dict of them, not NoneType None"),
+    (lambda s, p, r: s.plot.gauge(5),
+     "serq.plot.gauge: source= is a dump file's path, a list of (time, value) or a dict of them, not int 5"),
+    (lambda s, p, r: s.oracle.run(5), "serq.oracle.*: scenario= is a path (str or os.PathLike) or a dict, not int 5"),
+    (lambda s, p, r: s.oracle.run([1, 2]),
+     "serq.oracle.*: scenario= is a path (str or os.PathLike) or a dict, not list [1, 2]"),
+], ids=["instance", "dump", "sweep", "read_table", "plot_table", "samples", "gauge", "oracle", "oracle_list"])
+def test_a_public_function_names_the_argument_of_the_wrong_type(call, want):
+    """Bare TypeErrors from inside serq; serq.load(prog, instance=2) took the
+    integer for a file descriptor and closed stderr."""
+    import os
+    import serq
+    from serq.args import ArgumentTypeError
+    prog = serq.load(MG1)
+    rep = prog.run(horizon=5)
+    with pytest.raises(ArgumentTypeError) as e:
+        call(serq, prog, rep)
+    assert isinstance(e.value, TypeError) and e.value.render() == f"error[E970]: {want}"
+    os.fstat(2)        # stderr still open
+
+
+def test_a_horizon_beyond_a_float_is_a_usage_error():
+    import serq
+    assert _err(lambda: serq.load(MG1).run(horizon=10 ** 400)) == (
+        "error[E970]: Program.run: horizon= is beyond what a float holds (about 1.8e308)\n"
+        "  = help: give inf for no bound")
+
+
+def test_a_binary_program_is_not_utf8_from_python_too(tmp_path):
+    import serq
+    path = _json_file(tmp_path, "b.sq", raw=b"\xff\xfe\x00")
+    assert _err(lambda: serq.load(path)).split("\n")[0] == (
+        f"{path}:1:1: error[E002]: the file is not UTF-8 text: byte 0xff does not decode")
+
+
+def test_seeds_and_bins_beyond_their_bounds_are_refused_at_once():
+    """--seeds 1-100000 spent 40 s in a quadratic check; 1-10^12 raised
+    MemoryError; --bins had no bound."""
+    import serq
+    from serq.sweeps.grid import parse_seeds
+    assert len(parse_seeds("1-100000")) == 100000      # (in a linear pass: 0.04 s, it was 40 s)
+    assert _err(lambda: parse_seeds("1-1000000000000")) == (
+        "error[E970]: --seeds 1-1000000000000: more than 1,000,000 seeds, the most runs a sweep makes\n"
+        "  = help: a sweep holds one row per run; give fewer seeds")
+    assert _err(lambda: serq.plot.samples([1.0, 2.0], bins=10 ** 9)) == (
+        "error[E973]: bins=1000000000: a histogram has from 1 to 10000 bins")
+
+
+MG1 = "examples/single-turn/mg1.sq"
