@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env lean clean metrics fuzz
+.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env vllm-env-0.19 lean clean metrics fuzz
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -93,6 +93,11 @@ lean: install
 # regenerating the committed outputs; CI does not need it.
 vllm-env:
 	tools/oracle/install_vllm_env.sh
+
+# vLLM 0.19.0, the version LLMServingSim's measured runs used, in .venv-vllm-0.19
+# (docs/calibration.md: whether its scheduler decides as 0.33.0's does).
+vllm-env-0.19:
+	VLLM_VERSION=0.19.0 tools/oracle/install_vllm_env.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

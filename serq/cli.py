@@ -556,6 +556,79 @@ def oracle_replay_ir(trace):
 
 
 @main.command()
+@click.argument("profile_dir", type=click.Path(file_okay=False))
+@click.option("--program", type=click.Path(dir_okay=False),
+              help="the program whose cost to fit (default examples/replay/vllm_measured.sq)")
+@click.option("--out", type=click.Path(dir_okay=False), required=True,
+              help="the instance file to write: the program's run settings and the fitted constants")
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="link the program with this instance file (default: its own)")
+@_set
+@click.option("--hold", multiple=True, metavar="NAME", help="keep this constant at its value (repeatable)")
+@click.option("--fit", "free_too", multiple=True, metavar="NAME",
+              help="fit a constant a profile does not measure (gap, ar_lat, ar_tok) all the same")
+@click.option("--layers", type=click.IntRange(min=1), help="the model's layer count (default: the model table's)")
+@click.option("--stage", multiple=True, metavar="NAME", help="fit this engine's cost only (repeatable)")
+@click.option("--budget", type=click.IntRange(min=1),
+              help="fit batches of at most N tokens (default: the profile's max_num_batched_tokens)")
+@click.option("--max-seqs", type=click.IntRange(min=1),
+              help="fit batches of at most N decodes (default: the profile's max_num_seqs)")
+@click.option("--max-kv", type=float, callback=_positive,
+              help="fit batches whose KV lengths are at most N tokens (default: the profile's largest)")
+@click.option("--link-bw", type=float, callback=_positive,
+              help="the interconnect's bandwidth, GB/s (a TP > 1 profile; sets ar_lat and ar_tok)")
+@click.option("--link-latency", type=float, callback=_nonneg, help="the interconnect's latency, µs")
+@click.option("--comment", multiple=True, metavar="TEXT",
+              help="a line for the instance file's header, e.g. where a held constant's value comes from")
+@click.option("--json", "as_json", is_flag=True, help="print the calibration as JSON")
+@_force
+def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers, stage, budget, max_seqs, max_kv,
+              link_bw, link_latency, comment, as_json, force):
+    """Fit a program's iteration cost to a kernel profile (a bundle's
+    `…/<variant>/tp<N>/` folder) and write an instance file with the
+    constants."""
+    from .api import calibration as C
+    from .calib import report as R
+    from . import files
+    files.check_file(out, what="--out ", mark=files.CALIBRATE, force=force, inputs=[program, instance])
+    res = C.calibrate(profile_dir, program, _sets(sets), hold=hold, free_too=free_too, layers=layers,
+                      stages=stage, budget=budget, max_seqs=max_seqs, max_kv=max_kv, link_bw=link_bw,
+                      link_latency=link_latency, instance=instance, comments=comment)
+    files.write_file(out, res.instance_text, what="--out ", mark=files.CALIBRATE, force=force,
+                     inputs=[program, instance])
+    click.echo(R.dumps(R.calibrate_data(res, out)) if as_json else R.calibrate_text(res, out), nl=False)
+
+
+@main.command()
+@click.argument("bundle_dir", type=click.Path(file_okay=False))
+@click.option("--program", type=click.Path(dir_okay=False),
+              help="the program to replay the run through (default examples/replay/vllm_measured.sq)")
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="an instance file with the program's constants (e.g. one `serq calibrate` wrote)")
+@_set
+@click.option("--arrivals", "arrivals_from", type=click.Choice(["workload", "queued"]), default="workload",
+              show_default=True, help="arrive at the workload's times, or when the run queued each request")
+@click.option("--workload", type=click.Path(dir_okay=False),
+              help="the workload the run replayed (default: meta.json's dataset_path in the bundle's repository)")
+@click.option("--figure", type=click.Path(dir_okay=False),
+              help="write predicted against measured per request, and the CDFs (.png or .svg)")
+@click.option("--summary-only", is_flag=True, help="leave out the per-request table")
+@click.option("--json", "as_json", is_flag=True, help="print everything as JSON (seconds)")
+def measured(bundle_dir, program, instance, sets, arrivals_from, workload, figure, summary_only, as_json):
+    """Replay a measured vLLM run (a bundle's `bench/examples/<GPU>/<model>/`
+    folder) through a program at the run's engine settings; print each
+    request's predicted and measured TTFT, TPOT and latency and the summary
+    beside LLMServingSim's."""
+    from .api import calibration as C
+    from .calib import report as R
+    res = C.measured(bundle_dir, program, instance, _sets(sets), arrivals=arrivals_from, workload=workload)
+    if figure:
+        from .plot.measured import figure as draw
+        draw(res, figure)
+    click.echo(R.dumps(R.measured_data(res)) if as_json else R.measured_text(res, not summary_only), nl=False)
+
+
+@main.command()
 @_file
 @click.option("--engine", type=click.Choice(["vllm"]), required=True,
               help="the engine whose arguments to print")
@@ -622,7 +695,7 @@ def oracle_mooncake(spec, use_vllm, use_diff):
     """Replay a Mooncake trace slice (SPEC.json) with examples/replay/mooncake.sq on the
     step clock; print what tools/oracle/vllm_mooncake_oracle.py prints."""
     import time
-    from .oracle import divergence as D, mooncake as MC
+    from .oracle import mooncake as MC
     from .oracle.vllm import MOONCAKE, run_once
     from .sim import simulate
     if use_vllm and not use_diff:
@@ -639,22 +712,69 @@ def oracle_mooncake(spec, use_vllm, use_diff):
         click.echo(_oracle_json(ours))
         return
     theirs, t_vllm = run_once(spec, steps=True, script=MOONCAKE)
+    _replay_diff(rep, s, ours, theirs, MC.diff(ours, theirs),
+                 f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
+                 f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})", t_ours, t_vllm)
+
+
+def _replay_diff(rep, s: dict, ours: dict, theirs: dict, fields: list, summary: str, t_ours: float,
+                 t_vllm: float) -> None:
+    """A replay harness's `--diff`: the first step where serQ's run and
+    vLLM's log part (or `agree`), the outcome fields that differ, a summary
+    and both times; exit 1 unless they agree."""
+    from .oracle import divergence as D
     first = s["first"]
     mine = {k: {**r, "tokens": {str(int(i) + first): n for i, n in r["tokens"].items()},
                 "admitted": [x + first for x in r["admitted"]], "preempted": [x + first for x in r["preempted"]]}
             for k, r in D.ours_by_step(rep.step_log, s["engine"]["block_size"]).items()}
     text = D.report(mine, D.theirs_by_step(theirs["log"]))
-    fields = MC.diff(ours, theirs)
     if text == "agree" and fields:
         text = "the steps agree but the outcomes differ"
     click.echo(text)
     for f in fields[:20]:
         click.echo(f"  {f}")
-    click.echo(f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions, token hit rate "
-               f"{MC.token_hit_rate(s, ours):.4f} (vLLM {MC.token_hit_rate(s, theirs):.4f})")
+    click.echo(summary)
     click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
                f"(process, vLLM import included)")
     sys.exit(0 if text == "agree" and not fields else 1)
+
+
+@oracle.command(name="measured")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
+@click.option("--diff", "use_diff", is_flag=True,
+              help="both, and the first step where they part (or `agree`), with both times")
+@click.option("--vllm-version", type=click.Choice(sorted(("0.33.0", "0.19.0"))), default="0.33.0",
+              show_default=True, help="the vLLM whose scheduler to run (0.19.0: make vllm-env-0.19)")
+def oracle_measured(spec, use_vllm, use_diff, vllm_version):
+    """Replay a measured run's workload (SPEC.json: its exact prompts and
+    output lengths) with examples/replay/vllm_measured.sq on the step clock;
+    print what tools/oracle/vllm_measured_oracle.py prints."""
+    import time
+    from .api.harness import harness_program
+    from .oracle import measured as MS
+    from .oracle.vllm import MEASURED, run_once
+    from .sim import simulate
+    if use_vllm and not use_diff:
+        out, _ = run_once(spec, script=MEASURED, version=vllm_version)
+        click.echo(_oracle_json(out))
+        return
+    t0 = time.perf_counter()
+    s = MS.load(spec)
+    s["free_fifo"] = vllm_version == "0.19.0"
+    if s.get("async"):
+        raise click.UsageError("serQ's program is the synchronous scheduler's twin: an \"async\" spec runs "
+                               "under --vllm only")
+    rep = simulate(harness_program(MS, s), step_log=use_diff, client_log=True)
+    ours = MS.outcome(rep, s)
+    t_ours = time.perf_counter() - t0
+    if not use_diff:
+        click.echo(_oracle_json(ours))
+        return
+    theirs, t_vllm = run_once(spec, steps=True, script=MEASURED, version=vllm_version)
+    _replay_diff(rep, s, ours, theirs, MS.diff(ours, theirs),
+                 f"{len(ours['requests'])} requests, {ours['preemptions']} preemptions (vLLM {theirs['vllm']})",
+                 t_ours, t_vllm)
 
 
 # sweeps and plots: their commands live with them

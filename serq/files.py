@@ -103,6 +103,9 @@ def unmarked(command: str) -> Mark:
 
 
 MOONCAKE_TRACE = unmarked("serq mooncake-trace")
+# an instance file `serq calibrate` wrote says so on its first line
+CALIBRATE = Mark("serq calibrate", head_has(b"calibrated by `serq calibrate`"),
+                 "an instance file whose first line says `calibrated by `serq calibrate``")
 TABLE = Mark("serq sweep", lambda p: _parquet_table(p) if p.lower().endswith(".parquet") else _csv_table(p),
              "a CSV whose header has `seed` and `run.…` columns, a Parquet file whose metadata says so")
 

@@ -3,7 +3,7 @@
 import ast
 import pathlib
 
-CONSUMERS = ["serq/sim", "serq/draw", "serq/smt", "serq/oracle", "leangen"]
+CONSUMERS = ["serq/sim", "serq/draw", "serq/smt", "serq/oracle", "serq/calib", "leangen"]
 FORBIDDEN = ("serq.syntax", "serq.link", "..syntax", "..link")
 
 

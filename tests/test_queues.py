@@ -337,7 +337,8 @@ def test_push_with_both_legs_at_once_is_never_later_than_one_after_the_other():
     serial = simulate(ex("pd-disaggregation/vllm_nixl_push.sq", horizon=120.0, warmup=10.0,
                          sets={"concurrent": "0"}))
     a, b = conc.data()["client"]["ttft"], serial.data()["client"]["ttft"]
-    assert a["count"] == b["count"]
+    # never later: by the horizon it has answered at least as many, sooner
+    assert a["count"] >= b["count"]
     assert a["mean"] < b["mean"]
 
 

@@ -8,7 +8,7 @@ from ..diag import Diagnostic, SerqError
 
 # module -> the extra that installs it (pyproject.toml's optional-dependencies)
 EXTRAS = {"pandas": "frames", "pyarrow": "parquet", "dask": "dask", "distributed": "dask",
-          "matplotlib": "plot", "tqdm": "progress"}
+          "matplotlib": "plot", "tqdm": "progress", "yaml": "calib"}
 
 
 def extra(module: str, name: str = ""):

@@ -114,11 +114,19 @@ def to_data(obj: Any) -> Any:
             tag = _TAGS[cls]
             if not fields:
                 return tag
-            if len(fields) == 1:
+            if len(fields) == 1 or _short(fields, record):
                 return {tag: record[fields[0].name]}
             return {tag: record}
         return record
     raise TypeError(f"not an IR value: {obj!r}")
+
+
+def _short(fields, record: dict) -> bool:
+    """A variant whose fields after the first are all left out at their
+    defaults is written as its one-field form (``{"Num": 3.0}``; a number
+    that is an input's value is ``{"Num": {"input": "c0", "value": 3.0}}``)."""
+    return (len(record) == 1 and fields[0].name in record
+            and all(f.metadata.get("omit_default") for f in fields[1:]))
 
 
 def dumps(program: M.Program) -> str:
@@ -246,7 +254,8 @@ def _decode_variant(members: tuple[type, ...], data: Any, path: str) -> Any:
     fields = dataclasses.fields(cls)
     if not fields:
         raise _Bad(path, f"variant {tag} takes no value")
-    if len(fields) == 1:
+    if len(fields) == 1 or (not isinstance(payload, dict)
+                            and all(f.metadata.get("omit_default") for f in fields[1:])):
         f = fields[0]
         return cls(**{f.name: _decode(_hints(cls)[f.name], payload, f"{path}.{tag}")})
     return _decode_record(cls, payload, f"{path}.{tag}")

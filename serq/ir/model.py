@@ -54,6 +54,10 @@ class Ref:
 @dataclass(frozen=True)
 class ENum:
     value: float
+    # the program's input (`args.number("NAME", …)`) whose value this number
+    # is, when it is one: what a consumer that fits constants (serq.calib)
+    # names; no consumer's result depends on it, and it takes no part in equality
+    input: Optional[str] = field(default=None, metadata=OMIT_DEFAULT, compare=False)
 
 
 @dataclass(frozen=True)
@@ -374,6 +378,10 @@ class Pool:
     # `cache shared;`: the cache is content-addressed (block by block, by the
     # tokens and the blocks before them) and shared by every session
     shared: bool = field(default=False, metadata=OMIT_DEFAULT)
+    # `cache shared fifo;`: every freed block joins the free queue's tail,
+    # named or not, and a new block is its head (vLLM 0.19.0's block pool);
+    # without, a block without a name is reused first (vLLM 0.33.0's)
+    free_fifo: bool = field(default=False, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

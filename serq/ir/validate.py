@@ -271,6 +271,8 @@ class Checker:
             if t is M.ENum:
                 if isinstance(x.value, float) and math.isnan(x.value):
                     self.problem("E401", "a constant is NaN", x)
+                if x.input is not None and not x.input.isidentifier():
+                    self.problem("E910", f"a number's input name {x.input!r} is not a name", x)
             elif t is M.EAttr:
                 if not (0 <= x.slot < len(p.attrs)):
                     self.problem("E910", f"attribute slot {x.slot} out of range", x)
@@ -423,6 +425,9 @@ class Checker:
                 self.problem("E403", f"pool `{label}`: block must be positive and finite")
             if pool.shared:
                 self.check_shared(pool, label)
+            elif pool.free_fifo:
+                self.problem("E910", f"pool `{label}`: free_fifo is the free order of a content-addressed "
+                             "pool (`cache shared fifo;`), and the pool is not one")
             if pool.spill is not None and 0 <= pool.spill.to.base < len(p.pools) and \
                     p.pools[pool.spill.to.base].shared:
                 self.problem("E291", f"pool `{label}` spills into a content-addressed pool: a spilled prefix "

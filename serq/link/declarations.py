@@ -179,6 +179,8 @@ class Declarations:
                     pm.reserve_held = True
                 elif o.kind == "cache_shared":
                     pm.shared = True
+                elif o.kind == "cache_shared_fifo":
+                    pm.shared = pm.free_fifo = True
                 elif o.kind == "spill":
                     to = self.ref_of(o.refs[0], Env(clause="spill"), "pool")
                     via = self.ref_of(o.refs[1], Env(clause="spill"), "stage")

@@ -79,7 +79,9 @@ class Exprs:
             return self.expr(arg, aenv)
         if n in self.consts:
             c = self.consts[n]
-            node = self.num(c.value, e.span)
+            # an input's value keeps the input's name (serq.calib fits it)
+            node = self.num(c.value, e.span) if c.input is None else \
+                self.mk(M.ENum(float(c.value), c.input), e.span)
             if c.inputs and any(x in self.sets for x in c.inputs):
                 self.input_nums.add(id(node))
             return node

@@ -45,6 +45,7 @@ class PoolMeta:
     loc: Optional[M.Loc] = None
     decl: Optional[A.PoolDecl] = None
     shared: bool = False
+    free_fifo: bool = False
 
 
 @dataclass

@@ -19,16 +19,26 @@ HARNESS = os.path.join(ROOT, "tools", "oracle", "vllm_oracle.py")
 REPLAY = os.path.join(ROOT, "tools", "oracle", "vllm_replay_oracle.py")
 MOONCAKE = os.path.join(ROOT, "tools", "oracle", "vllm_mooncake_oracle.py")
 PD = os.path.join(ROOT, "tools", "oracle", "vllm_pd_oracle.py")
+MEASURED = os.path.join(ROOT, "tools", "oracle", "vllm_measured_oracle.py")
+# the vLLM versions a harness runs under, and their environments
+VENVS = {"0.33.0": ".venv-vllm", "0.19.0": ".venv-vllm-0.19"}
 
 
-def python() -> str:
-    venv = os.environ.get("SERQ_VLLM_VENV", os.path.join(ROOT, ".venv-vllm"))
+def python(version: Optional[str] = None) -> str:
+    """The python of vLLM's environment: 0.33.0's (``SERQ_VLLM_VENV`` or
+    .venv-vllm), or the one of ``version`` (.venv-vllm-0.19 for 0.19.0)."""
+    if version in (None, "0.33.0"):
+        venv = os.environ.get("SERQ_VLLM_VENV", os.path.join(ROOT, VENVS["0.33.0"]))
+        make = "make vllm-env"
+    else:
+        venv = os.path.join(ROOT, VENVS[version])
+        make = "make vllm-env-0.19"
     exe = os.path.join(venv, "bin", "python")
     if not os.path.exists(exe):
         raise SerqError(Diagnostic(
             "E960", f"vLLM's environment is not built ({exe} is missing)",
-            help="run `make vllm-env` (about 2 GB, a few minutes; CPU only), or point "
-                 "SERQ_VLLM_VENV at a venv with vLLM 0.33.0"))
+            help=f"run `{make}` (about 2 GB, a few minutes; CPU only)"
+                 + (", or point SERQ_VLLM_VENV at a venv with vLLM 0.33.0" if version in (None, "0.33.0") else "")))
     return exe
 
 
@@ -72,10 +82,12 @@ class Harness:
         return False
 
 
-def run_once(scenario_path: str, steps: bool = False, script: str = HARNESS) -> tuple[dict, float]:
-    """The harness on one file, as a user would run it; (output, seconds)."""
+def run_once(scenario_path: str, steps: bool = False, script: str = HARNESS,
+             version: Optional[str] = None) -> tuple[dict, float]:
+    """The harness on one file, as a user would run it (under vLLM
+    ``version``'s environment); (output, seconds)."""
     t0 = time.perf_counter()
-    out = subprocess.run([python(), script, scenario_path] + (["--steps"] if steps else []),
+    out = subprocess.run([python(version), script, scenario_path] + (["--steps"] if steps else []),
                          capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if out.returncode != 0:

@@ -137,6 +137,7 @@ class _Builder(Transformer):
     opt_queue_fifo = _opt("queue_fifo")
     opt_reserve_held = _opt("reserve_held")
     opt_cache_shared = _opt("cache_shared")
+    opt_cache_shared_fifo = _opt("cache_shared_fifo")
 
     @v_args(meta=True)
     def opt_evict_by(self, meta, c):

@@ -287,4 +287,5 @@ def test_engine_labels_spell_the_engines_own_names():
     fig = placed("examples/multi-turn/vllm.sq", "deployment")
     engine = " ".join(t.text.strip() for t in fig.node("st0").texts)
     assert "chunk running.count + waiting.count > 1 ? 512 : ∞" in engine
-    assert "batch.kv_decode + batch.kv_prefill" in engine and "queued(" not in engine
+    assert "* batch.kv_decode" in engine and "* batch.kv_prefill" in engine and "queued(" not in engine
+    assert "batch.prefilled > 0 ?" in engine and "running.count" in engine

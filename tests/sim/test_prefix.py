@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from serq.ir import model as M
 from serq.sim import RunError, simulate
-from serq.sim.pools.prefix import Blk
+from serq.sim.pools.prefix import Blk, FreeRun
 
 from builder import A, Builder, cond, exp, floor, fmax, fmin, query, sample, sessions
 
@@ -36,16 +36,24 @@ def shared_invariant(sim):
         for b, n in held.values():
             assert b.ref == n, (b.ref, n)
         assert p.used == bs * len(held), (p.used, len(held))
-        for b in p.free_q:
-            assert b.ref == 0 and b.name is not None and id(b) not in held
-        assert p.cached == bs * len(p.free_q)
+        queued = [b for b in p.free_q if type(b) is Blk and b.name is not None]
+        for b in queued:
+            assert b.ref == 0 and id(b) not in held
+        assert p.cached == bs * len(queued)
+        if p.fifo:
+            # every free block is in the queue, named or not (vLLM 0.19.0's)
+            free = sum(b.n if type(b) is FreeRun else 1 for b in p.free_q if not (type(b) is Blk and b.name))
+            assert all(type(b) is FreeRun or b.ref == 0 for b in p.free_q)
+            assert p.used + p.cached + bs * free == bs * int(p.cap // bs), (p.used, p.cached, free, p.cap)
+        else:
+            assert len(queued) == len(p.free_q)
         named = 0
         for name, cur in p.index.items():
             blocks = cur if type(cur) is list else [cur]
             assert blocks and all(type(b) is Blk and b.name == name for b in blocks)
             assert len({id(b) for b in blocks}) == len(blocks)
             named += len(blocks)
-        named_live = sum(1 for b, _ in held.values() if b.name is not None) + len(p.free_q)
+        named_live = sum(1 for b, _ in held.values() if b.name is not None) + len(queued)
         assert named == named_live, (named, named_live)
         assert p.used + p.cached <= p.cap + 1e-9, (p.used, p.cached, p.cap)
 
@@ -106,12 +114,15 @@ def programs(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_shared_pools_keep_their_invariant(prog):
-    try:
-        simulate(prog, check_hook=shared_invariant)
-    except RunError as e:
-        # a hold that fits, grows past its pool and preempts itself at one
-        # instant is the program's error, caught as such
-        assert e.code in ("R005",), e.render()
+    import dataclasses
+    for p in (prog, dataclasses.replace(prog, pools=tuple(dataclasses.replace(x, free_fifo=x.shared)
+                                                             for x in prog.pools))):
+        try:
+            simulate(p, check_hook=shared_invariant)
+        except RunError as e:
+            # a hold that fits, grows past its pool and preempts itself at one
+            # instant is the program's error, caught as such
+            assert e.code in ("R005",), e.render()
 
 
 def _kv(p):
@@ -159,7 +170,8 @@ def test_random_shared_programs_share_evict_and_preempt():
 # examples/replay/mooncake.sq on the step clock (the Mooncake oracle's program),
 # with rows whose hash ids name 8 tokens each, blocks of 4 tokens, 40 blocks.
 
-def _run(rows, **engine):
+def _run(rows, fifo=False, **engine):
+    import dataclasses
     from serq.cli import mooncake_program
     from serq.oracle import mooncake as MC
     eng = {"budget": 100, "max_seqs": 4, "block_size": 4, "num_blocks": 40, "chunk": 0}
@@ -168,6 +180,8 @@ def _run(rows, **engine):
                   "rows": [dict(timestamp=t, input_length=n, output_length=o, hash_ids=ids)
                            for t, n, o, ids in rows]}, "test")
     p = mooncake_program(s)
+    if fifo:
+        p = dataclasses.replace(p, pools=tuple(dataclasses.replace(x, free_fifo=x.shared) for x in p.pools))
     rep = simulate(p, step_log=True, check_hook=shared_invariant)
     return MC.outcome(rep, s), rep
 
@@ -199,6 +213,22 @@ def test_the_tail_of_a_freed_prompt_is_evicted_first():
     out, _ = _run([(0, 40, 1, [1, 2, 3, 4, 5]), (3, 120, 1, list(range(20, 35))),
                    (6, 40, 1, [1, 2, 3, 4, 5])], num_blocks=36)
     assert [r["cached"] for r in out["requests"]] == [0, 0, 24]
+
+
+def test_vllm_0_19s_free_queue_evicts_a_cached_block_before_a_free_one_freed_after_it():
+    # 12 blocks of 4.  r0 (16 tokens: 4 named blocks) ends at step 1; r1 (6
+    # tokens: one named block and one partial) ends at step 3, its partial
+    # block freed after r0's.  r2 needs 7 blocks.  vLLM 0.33.0 reuses a
+    # block without a name first: the 7 free ones, nothing evicted, so r3
+    # (r0's 16 tokens and 8 more) finds r0's 4 blocks.  vLLM 0.19.0's free
+    # queue is in the order freed (`cache shared fifo;`): r2 takes the 6
+    # never used, then r0's last block, evicted, before r1's partial one; r3
+    # finds 3.
+    rows = [(0, 16, 1, [1, 2]), (2, 6, 1, [5]), (4, 28, 1, [20, 21, 22, 23]), (6, 24, 1, [1, 2, 9])]
+    out, _ = _run(rows, num_blocks=12)
+    assert [r["cached"] for r in out["requests"]] == [0, 0, 0, 16]
+    out, _ = _run(rows, fifo=True, num_blocks=12)
+    assert [r["cached"] for r in out["requests"]] == [0, 0, 0, 12]
 
 
 def test_per_session_entries_do_not_share_what_a_shared_pool_does():

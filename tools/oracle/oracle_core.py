@@ -50,6 +50,9 @@ sys.stdout = sys.stderr
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY_MODEL_DIR = os.path.join(HERE, "tiny_model")
 VLLM_VERSION_PINNED = "0.33.0"
+# the versions a harness accepts: the pin, and what a harness adds
+# (vllm_measured_oracle.py: 0.19.0, the version of LLMServingSim's measured runs)
+ACCEPTED = {VLLM_VERSION_PINNED}
 
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
@@ -75,6 +78,7 @@ def _import_vllm():
     from vllm.sampling_params import SamplingParams
     from vllm.utils.hashing import get_hash_fn_by_name
     from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+    from vllm.v1.core.sched.async_scheduler import AsyncScheduler
     from vllm.v1.core.sched.scheduler import Scheduler
     from vllm.v1.kv_cache_interface import (
         FullAttentionSpec,
@@ -85,10 +89,10 @@ def _import_vllm():
     from vllm.v1.request import Request
     from vllm.v1.structured_output import StructuredOutputManager
 
-    if vllm.__version__ != VLLM_VERSION_PINNED:
+    if vllm.__version__ not in ACCEPTED:
         raise SystemExit(
             f"vllm {vllm.__version__} is installed; the oracle is pinned to "
-            f"{VLLM_VERSION_PINNED} (run tools/oracle/install_vllm_env.sh)"
+            f"{' or '.join(sorted(ACCEPTED))} (run tools/oracle/install_vllm_env.sh)"
         )
     _vllm = types.SimpleNamespace(**{k: v for k, v in locals().items() if k != "types"})
     return _vllm
@@ -261,10 +265,11 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         max_num_batched_tokens=p["budget"],
         max_model_len=max_model_len,
         long_prefill_token_threshold=p["chunk"],
-        long_prefill_token_threshold_adaptive=p.get("adaptive", False),
         enable_chunked_prefill=True,
-        async_scheduling=False,
+        async_scheduling=bool(p.get("async", False)),
         is_encoder_decoder=False,
+        # (an option vLLM 0.19.0 does not have: given only when asked for)
+        **({"long_prefill_token_threshold_adaptive": True} if p.get("adaptive") else {}),
     )
     cache_config = v.CacheConfig(
         block_size=bs,
@@ -296,7 +301,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         ],
     )
     cache_config.num_gpu_blocks = n_gpu_blocks
-    sched = v.Scheduler(
+    sched = (v.AsyncScheduler if p.get("async") else v.Scheduler)(
         vllm_config=vllm_config,
         kv_cache_config=kv_cache_config,
         structured_output_manager=v.StructuredOutputManager(vllm_config),
@@ -324,7 +329,7 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
         # prefix caching is on, with the configured hash algorithm.
         hash_fn = v.get_hash_fn_by_name(cache_config.prefix_caching_hash_algo)
         v.init_none_hash(hash_fn)
-        block_hasher = v.get_request_block_hasher(sched.hash_block_size, hash_fn)
+        block_hasher = v.get_request_block_hasher(getattr(sched, "hash_block_size", bs), hash_fn)
     return sched, block_hasher
 
 
@@ -623,6 +628,76 @@ def serve_lines(lines, source: str, handle) -> int:
             continue
         emit(json.dumps(out))
     return 1 if bad else 0
+
+
+def json_slice(path: str, first: int, count: int, what: str):
+    """``(where, object)`` for lines ``first`` … ``first + count − 1`` of a
+    JSON-lines file (counted from 0), each object parsed; ``where`` is
+    ``path:line``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise ScenarioError(f"cannot read the {what} {path}: {e.strerror}") from None
+    if first + count > len(lines):
+        raise ScenarioError(f"the {what} {path} has {len(lines)} lines, the slice needs {first + count}")
+    for i in range(first, first + count):
+        try:
+            yield f"{path}:{i + 1}", json.loads(lines[i])
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{path}:{i + 1}: not valid JSON: {e}") from None
+
+
+def spec_engine(obj, spec_keys: set, engine_keys: set, where: str = "spec"):
+    """A replay spec's keys, its engine (``engine_params``, prefix caching on
+    unless it says) and its positive ``step_ms``: ``(params, step_ms)``."""
+    _check_keys(obj, spec_keys, where)
+    eng = obj.get("engine")
+    _check_keys(eng, engine_keys, f"{where}: engine")
+    p = engine_params(eng, f"{where}: engine", prefix_caching_default=True)
+    step_ms = obj.get("step_ms")
+    if isinstance(step_ms, bool) or not isinstance(step_ms, (int, float)) or not step_ms > 0:
+        raise ScenarioError(f"{where}: 'step_ms' must be a positive number")
+    return p, step_ms
+
+
+def request_rows(drv, arrivals, first: int) -> list:
+    """The output rows of a replay whose request i (from ``first``) was added
+    before call ``arrivals[i][0]``: when it was sent, its first and last
+    tokens, and the prefix-cache hit of its first scheduling."""
+    rows = []
+    for k, (step, _req) in enumerate(arrivals):
+        rid = str(first + k)
+        if rid not in drv.finished:
+            raise RuntimeError(f"request {rid} never finished")
+        rows.append({"i": first + k, "sent": step, "first": drv.first[rid], "last": drv.finished[rid],
+                     "cached": drv.cached_at_admit[rid]})
+    return rows
+
+
+def spec_main(argv, description: str, parse_spec, run_spec) -> int:
+    """A replay harness's command line: SPEC.json, --batch IN.jsonl or
+    --serve, each with --steps; ``parse_spec(obj, base_dir)`` and
+    ``run_spec(spec, keep_log)``."""
+    import argparse
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("spec", nargs="?", help="spec JSON file")
+    ap.add_argument("--batch", metavar="IN.jsonl", help="one spec per line; prints one output per line")
+    ap.add_argument("--serve", action="store_true", help="read specs from stdin one line at a time")
+    ap.add_argument("--steps", action="store_true", help="add the per-step log")
+    args = ap.parse_args(argv)
+    if (args.spec is not None) + (args.batch is not None) + args.serve != 1:
+        ap.error("give exactly one of SPEC.json, --batch IN.jsonl or --serve")
+    if args.spec is not None:
+        try:
+            sp = parse_spec(load_json_file(args.spec, "spec"), os.path.dirname(os.path.abspath(args.spec)))
+            out = run_spec(sp, args.steps)
+        except ScenarioError as e:
+            fail(f"{args.spec}: {e}")
+        emit(dumps_output(out, one_line=False))
+        return 0
+    lines, source = input_lines(args.batch, args.serve)
+    return serve_lines(lines, source, lambda obj: run_spec(parse_spec(obj, os.getcwd()), args.steps))
 
 
 def input_lines(batch, serve: bool):

@@ -37,8 +37,6 @@ entry per call made: {"step", "tokens": {"i": n}, "admitted", "preempted",
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import sys
@@ -79,32 +77,12 @@ def parse_row(r, where: str, hash_block: int) -> dict:
 
 
 def read_rows(path: str, first: int, count: int, hash_block: int) -> list:
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise ScenarioError(f"cannot read the trace {path}: {e.strerror}") from None
-    if first + count > len(lines):
-        raise ScenarioError(f"the trace {path} has {len(lines)} lines, the slice needs {first + count}")
-    rows = []
-    for i in range(first, first + count):
-        try:
-            obj = json.loads(lines[i])
-        except json.JSONDecodeError as e:
-            raise ScenarioError(f"{path}:{i + 1}: not valid JSON: {e}") from None
-        rows.append(parse_row(obj, f"{path}:{i + 1}", hash_block))
-    return rows
+    return [parse_row(obj, where, hash_block) for where, obj in core.json_slice(path, first, count, "trace")]
 
 
 def parse_spec(obj, base_dir: str) -> dict:
     where = "spec"
-    core._check_keys(obj, SPEC_KEYS, where)
-    eng = obj.get("engine")
-    core._check_keys(eng, ENGINE_KEYS, f"{where}: engine")
-    p = core.engine_params(eng, f"{where}: engine", prefix_caching_default=True)
-    step_ms = obj.get("step_ms")
-    if isinstance(step_ms, bool) or not isinstance(step_ms, (int, float)) or not step_ms > 0:
-        raise ScenarioError(f"{where}: 'step_ms' must be a positive number")
+    p, step_ms = core.spec_engine(obj, SPEC_KEYS, ENGINE_KEYS, where)
     hb = core._int_field(obj, "hash_block", where, minimum=1, default=512)
     if ("trace" in obj) == ("rows" in obj):
         raise ScenarioError(f"{where}: give either 'trace' (with 'first' and 'count') or 'rows'")
@@ -155,13 +133,7 @@ def run_spec(sp: dict, keep_log: bool) -> dict:
     limit = arrivals[-1][0] + 10 + sum(4 * (r["input_length"] + r["output_length"]) for r in rows)
     drv.replay(arrivals, limit, log=log, idle_skip=True)
     drv.check_preemption_count()
-    out_rows = []
-    for k, (step, _req) in enumerate(arrivals):
-        rid = str(first + k)
-        if rid not in drv.finished:
-            raise RuntimeError(f"request {rid} never finished")
-        out_rows.append({"i": first + k, "sent": step, "first": drv.first[rid], "last": drv.finished[rid],
-                         "cached": drv.cached_at_admit[rid]})
+    out_rows = core.request_rows(drv, arrivals, first)
     out = {"requests": out_rows, "steps": drv.step, "preemptions": drv.preemptions,
            "vllm": core.vllm_version()}
     if keep_log:
@@ -170,24 +142,7 @@ def run_spec(sp: dict, keep_log: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="A Mooncake trace slice through vLLM 0.33.0's real scheduler.")
-    ap.add_argument("spec", nargs="?", help="spec JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl", help="one spec per line; prints one output per line")
-    ap.add_argument("--serve", action="store_true", help="read specs from stdin one line at a time")
-    ap.add_argument("--steps", action="store_true", help="add the per-step log")
-    args = ap.parse_args(argv)
-    if (args.spec is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of SPEC.json, --batch IN.jsonl or --serve")
-    if args.spec is not None:
-        try:
-            sp = parse_spec(core.load_json_file(args.spec, "spec"), os.path.dirname(os.path.abspath(args.spec)))
-            out = run_spec(sp, args.steps)
-        except ScenarioError as e:
-            core.fail(f"{args.spec}: {e}")
-        core.emit(core.dumps_output(out, one_line=False))
-        return 0
-    lines, source = core.input_lines(args.batch, args.serve)
-    return core.serve_lines(lines, source, lambda obj: run_spec(parse_spec(obj, os.getcwd()), args.steps))
+    return core.spec_main(argv, "A Mooncake trace slice through vLLM 0.33.0's real scheduler.", parse_spec, run_spec)
 
 
 if __name__ == "__main__":

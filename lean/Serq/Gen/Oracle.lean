@@ -4,25 +4,25 @@
   make lean) fails when the file is not what that command writes now.
   Generator: leangen 0.2.0, reading IR version 1.
   Files read (SHA-256):
-    fe834d0d6b4501755144e881f040f079607386afc6ff06c2dba0a842459e8da5  tools/oracle/scenarios/alone.ir.json
+    b025de10ab869d30b7f3472ea8dcf92bd76312f781226962d55dffb0feb5f151  tools/oracle/scenarios/alone.ir.json
     50adf856df3869d0052b54511865ec9158e1140396401d38bbaf634503cc9e2f  tools/oracle/scenarios/alone.out.json
-    3f6487f502a9c23c7dd992430033096bb64f083b96934a1b8e01010d7711f3ee  tools/oracle/scenarios/chunked.ir.json
+    a49671031e75c34682940cb05b6055f002349117297c74b32582eb8ad2f7f0f5  tools/oracle/scenarios/chunked.ir.json
     39d04dfb18d93873dd84b757bedde583808a0c8ac6b5529691cfb5a3f761b1d2  tools/oracle/scenarios/chunked.out.json
-    c5221a40ed5d2e45094ca3a6d01b008483b4b0273146f79c89028cfce4261069  tools/oracle/scenarios/hol.ir.json
+    6881200edc8fcc943943c921074469bcd0f27a156841626145391e331568c18c  tools/oracle/scenarios/hol.ir.json
     4197d120bda70e9ac61e5a308b62495132480b9ae749977c12662abb485a72da  tools/oracle/scenarios/hol.out.json
-    4e523d34d6c11f3974887d92e0ec75ec5948757314989151793d868e0b949f11  tools/oracle/scenarios/longchunk.ir.json
+    812ec864c855ad9d8b641dddc6e3e3c6dee3df1e32d8843bc50246eb7a8e9116  tools/oracle/scenarios/longchunk.ir.json
     337e06c3478d0655c5511e120d7f0a1d5a276e2ab7f93f9bee4aae472efaf07c  tools/oracle/scenarios/longchunk.out.json
-    8817983d311483f018eb6d69047e383babf4dfd3253e1ac0d9eea4ffe1833a69  tools/oracle/scenarios/mixed.ir.json
+    a4af5d1b06cbdba66e915a4015d7b98aab35c52e77c70f237e5838de3e4884a2  tools/oracle/scenarios/mixed.ir.json
     7c9b42cf159309fbcdd4c9da773a18f42cbe016faefca1ed93e8c25a90ef635e  tools/oracle/scenarios/mixed.out.json
-    7921278a45ffc82193f9e2d029e243afd510992d91f2cc2990561737fcefd0d4  tools/oracle/scenarios/preempt.ir.json
+    cf4564c5547bcd4de133ac2a29b188d958b9cf354a24abebcc51ac6dd1be5bac  tools/oracle/scenarios/preempt.ir.json
     e2e3248bcdcd8b50368668b5ed7197716ea8bc67c1c2eb3fc330d9176c2080a5  tools/oracle/scenarios/preempt.out.json
-    0ffa9d191286df59dd394979f810c24f57c2d06e1758901ccc1750c97d9c727a  tools/oracle/scenarios/seqcap.ir.json
+    f31603b039be3acc4a788a8521678e1d61e8d2e8e53824fa09d9a743a4acd3be  tools/oracle/scenarios/seqcap.ir.json
     468090c00fdc901119aeece7ac33aa0ea2a0618a64a01f01a186a292b4f9793f  tools/oracle/scenarios/seqcap.out.json
-    7db5fc23f975f2123f8deabb34586b3af2cee1b2d097b643033e7bf41fd26a8b  tools/oracle/traces/cache_evict.ir.json
+    aff8018a75069ce7ab7a8f172c3c9f5566ee7688e30d85db51ad10d1d3714b8b  tools/oracle/traces/cache_evict.ir.json
     54f5509bbd029981eaddb0395c7dcc7749335d414171a5a107e271d73f807ac8  tools/oracle/traces/cache_evict.out.json
-    5f4dfcfbaea0c5cd3f3088ac1623bd3d79551c9eff138b78444f7ac4fcd9bf63  tools/oracle/traces/cache_trace.ir.json
+    b35b30b6ce1047aeb9d530e0cc59affa9ba76fd4fb3ce235d11194e83cd1b5aa  tools/oracle/traces/cache_trace.ir.json
     e7c20851c2d92f3873ef8b704268abcf9e472f88f37f968fee088aaeb512cc8e  tools/oracle/traces/cache_trace.out.json
-    f7c13a665d6102117ba7e80341cd223e76d5955898a6ff5fc770f20c526dc418  tools/oracle/traces/cache_trace2.ir.json
+    2410de06382ee4fef7e33bd4780f7415b89aab70631028951690f650a2b9de98  tools/oracle/traces/cache_trace2.ir.json
     b126a16a56639c29868e8276b231f45f94a810e4dc25d866a00cea8b244eb5cb  tools/oracle/traces/cache_trace2.out.json
   Never compiled where it was generated: see lean/README.md.
 -/

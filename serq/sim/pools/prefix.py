@@ -161,8 +161,25 @@ class Blk:
         self.ref = ref
 
 
+class FreeRun:
+    """Blocks without a name in a row of the free queue (``cache shared fifo;``)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n):
+        self.n = n
+
+
 class SharedPool(Pool):
-    """A pool whose cache is content-addressed (see the module's doc)."""
+    """A pool whose cache is content-addressed (see the module's doc).
+
+    With ``cache shared fifo;`` (``free_fifo``) its free queue holds every
+    free block in the order freed, named or not, as vLLM 0.19.0's
+    ``BlockPool.free_blocks`` appends them all to the tail (0.33.0 puts the
+    ones without a hash at the head): a new block is the queue's head, which
+    evicts a named block even while blocks without a name wait behind it.
+    The free blocks without a name are kept as rows (``FreeRun``); at the
+    start they are one row, every block of the pool."""
 
     shared = True
 
@@ -171,6 +188,9 @@ class SharedPool(Pool):
         self.bs = int(decl.block)
         self.index: dict = {}          # name -> Blk, or a list of them in naming order
         self.free_q: OrderedDict = OrderedDict()   # named blocks no hold uses, head first
+        self.fifo = bool(decl.free_fifo) and math.isfinite(self.cap)
+        if self.fifo and int(self.cap // self.bs) > 0:
+            self.free_q[FreeRun(int(self.cap // self.bs))] = None
         self.version = 0               # bumped when a name enters or leaves the index
         self.hits_at = -1
         self.hits: dict = {}           # session -> leading blocks found, at `hits_at`
@@ -313,24 +333,69 @@ class SharedPool(Pool):
             self.scheduled(pa, k * bs)
         blocks = pa.blocks
         free_q = self.free_q
+        fifo = self.fifo
         for j in range(len(blocks) - 1, -1, -1):
             b = blocks[j]
             b.ref -= 1
             if b.ref == 0:
                 self.used -= bs
+                if b.name is not None and j < k:
+                    free_q[b] = None
+                    self.cached += bs
+                    continue
                 if b.name is not None:
-                    if j < k:
-                        free_q[b] = None
-                        self.cached += bs
-                    else:
-                        self._unname(b)
+                    self._unname(b)
+                if fifo:
+                    self._free_tail()
         pa.blocks = []
         pa.nnamed = 0
         self.allocs.pop(pa.seq, None)
 
+    def _free_tail(self) -> None:
+        q = self.free_q
+        if q:
+            last = next(reversed(q))
+            if type(last) is FreeRun:
+                last.n += 1
+                return
+        q[FreeRun(1)] = None
+
+    def _take_head(self, count: int) -> None:
+        """(``cache shared fifo;``) A new block ``count`` times: the free
+        queue's head, evicted when it has a name."""
+        q = self.free_q
+        bs = self.bs
+        ticked = False
+        after = self.sim.now >= self.sim.warmup
+        while count > 0 and q:
+            b = next(iter(q))
+            if type(b) is FreeRun:
+                if b.n > count:
+                    b.n -= count
+                    return
+                count -= b.n
+                del q[b]
+                continue
+            del q[b]
+            count -= 1
+            if b.name is None:      # dropped in place: free
+                continue
+            if not ticked:
+                self.sim.pool_tick(self)
+                ticked = True
+            self._unname(b)
+            self.cached -= bs
+            if after:
+                self.evicted_units += bs
+                self.evicted_entries += 1
+
     def make_room(self, need: float) -> None:
         """Evict the free queue's head, block by block, until ``need`` units
-        fit next to the used and the cached ones."""
+        fit next to the used and the cached ones (with ``fifo``: take
+        ``need`` units of blocks from its head, named or not)."""
+        if self.fifo:
+            self._take_head(int(round(need / self.bs)))
+            return
         free_q = self.free_q
         if self.used + self.cached + need <= self.cap or not free_q:
             return
@@ -354,7 +419,8 @@ class SharedPool(Pool):
             cur = self.index.get(names[j])
             for b in (list(cur) if type(cur) is list else [cur] if cur is not None else []):
                 if b.ref == 0:
-                    del self.free_q[b]
+                    if not self.fifo:       # (with fifo it stays in its place, free)
+                        del self.free_q[b]
                     self.cached -= self.bs
                     self._unname(b)
 

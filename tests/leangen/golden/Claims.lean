@@ -4,7 +4,7 @@
   make lean) fails when the file is not what that command writes now.
   Generator: leangen 0.2.0, reading IR version 1.
   The IR files read that have claims (SHA-256):
-    31f30406fa5afee029c846e08c37178cebd1fcc51b474f9adf1160ca806a3da3  tests/leangen/golden/claims_example.ir.json
+    d984da21aca3089476f010f4d9a8343e0da5b0a7344ee12b8fc8fe144cda3b0b  tests/leangen/golden/claims_example.ir.json
   Never compiled where it was generated: see lean/README.md.
 -/
 import Serq.Spec.Claims

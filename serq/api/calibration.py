@@ -1,0 +1,41 @@
+"""Calibration and measured runs from Python (and for `serq calibrate`,
+`serq measured`): a program linked as `serq run` links it, handed to
+serq.calib, which reads its IR.
+
+    from serq.api import calibration
+    res = calibration.calibrate(".../bf16/tp1", sets={"gap": "0.0017"}, max_kv=5832)
+    res.calibration.constants, res.instance_text
+    m = calibration.measured(".../bench/examples/RTX4090/Llama-3.1-8B", instance="rtx4090.sq")
+    m.table()["diff_pct"]["serq"]
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..calib import command as C
+
+
+def link(program: str, instance: Optional[str], sets: dict, default_instance: bool = True):
+    """``(IR, resolved run)``: the program linked with its instance (the one
+    given, else its default) and ``sets`` (input name → expression text) over
+    it."""
+    from .. import instance as inst
+    from ..link import compile_file
+    run = inst.resolve(program, instance, {"horizon": None}, sets, default=default_instance)
+    p = compile_file(program, sets=run.values, horizon=run.settings.get("horizon") or 1.0,
+                     warmup=run.settings.get("warmup") or 0.0,
+                     seed=1 if run.settings.get("seed") is None else run.settings["seed"])
+    return p, run
+
+
+def calibrate(profile_dir: str, program: Optional[str] = None, sets: Optional[dict] = None, **kw) -> C.CalibrateResult:
+    """serq.calib.command.calibrate's keywords: hold, free_too, layers, stages,
+    budget, max_seqs, max_kv, link_bw, link_latency, instance, comments."""
+    return C.calibrate(profile_dir, program, dict(sets or {}), linker=link, **kw)
+
+
+def measured(bundle: str, program: Optional[str] = None, instance: Optional[str] = None,
+             sets: Optional[dict] = None, **kw) -> C.MeasuredResult:
+    """serq.calib.command.measured's keywords: arrivals, workload."""
+    return C.measured(bundle, program, instance, dict(sets or {}), linker=link, **kw)

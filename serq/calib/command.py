@@ -1,0 +1,211 @@
+"""`serq calibrate` and `serq measured`: the commands' work, between the
+command line (serq.cli, through serq.api.calibration) and the modules that
+read, fit and replay.
+
+Both link the program the way `serq run` does (its instance file, then the
+command line's `--set`), so what they fit or replay is the IR the program
+runs as; the linking is the caller's (``linker(program, instance, sets)`` →
+``(IR, resolved run)``, serq.api.calibration.link): calibration is a
+consumer of the IR and reads no source."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..diag import Diagnostic, SerqError
+from . import compose, fit as F, metrics as MX, models, profile as PF, replay as RP, runs
+
+E_USE = "E984"
+PROGRAM = os.path.join("examples", "replay", "vllm_measured.sq")
+# the names of the interconnect's constants in a cost (docs/calibration.md)
+COMM = ("ar_lat", "ar_tok")
+
+
+def default_program() -> str:
+    from ..paths import root
+    return os.path.join(root(), PROGRAM)
+
+
+def comm_constants(model: models.Model, tp: int, bw_gbps: float, latency_us: float) -> dict:
+    """One layer's two all-reduces (after the attention's output projection
+    and after the MLP), ring all-reduce over ``tp`` GPUs: each sends
+    2(tp − 1)/tp of the message (a token is the model's hidden size in bf16)
+    over links of ``bw_gbps`` GB/s, in 2(tp − 1) hops of ``latency_us``."""
+    if tp <= 1:
+        return {"ar_lat": 0.0, "ar_tok": 0.0}
+    hops = 2 * (tp - 1)
+    token_bytes = model.hidden * model.dtype_bytes
+    return {"ar_lat": 2 * hops * latency_us * 1e-6,
+            "ar_tok": 2 * (hops / tp) * token_bytes / (bw_gbps * 1e9)}
+
+
+@dataclass
+class CalibrateResult:
+    profile: PF.Profile
+    model: Optional[models.Model]
+    program: str
+    calibration: F.Calibration
+    instance_text: str
+    notes: list = field(default_factory=list)
+
+
+def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), free_too=(), layers=None,
+              stages=(), budget=None, max_seqs=None, max_kv=None, link_bw=None, link_latency=None,
+              instance: Optional[str] = None, comments=(), linker=None) -> CalibrateResult:
+    prof = PF.read(profile_dir)
+    program = program or default_program()
+    model = models.model(prof.model)
+    notes = []
+    if layers is None:
+        if model is None:
+            notes.append(f"the model table has no {prof.model}: give its layer count with --layers N")
+        else:
+            layers = model.layers
+    if (link_bw is None) != (link_latency is None):
+        raise SerqError(Diagnostic(E_USE, "--link-bw and --link-latency go together: the interconnect's "
+                                          "bandwidth (GB/s) and its latency (µs)"))
+    comm = {}
+    if link_bw is not None:
+        if model is None:
+            raise SerqError(Diagnostic(E_USE, f"the interconnect's constants need the model's hidden size, and "
+                                              f"the model table has no {prof.model}"))
+        comm = comm_constants(model, prof.tp, link_bw, link_latency)
+        for k, v in comm.items():
+            sets.setdefault(k, repr(v))
+    p, resolved = linker(program, instance, sets)
+    budget = budget or prof.budget or 2048
+    max_seqs = max_seqs or prof.max_seqs or 256
+    max_kv = max_kv or float(prof.attention[:, [1, 3]].max())
+    g = compose.grid(prof, model or _stub(prof), layers=layers or 1, budget=budget, max_seqs=max_seqs,
+                     max_kv=max_kv)
+    given = {}
+    if F.LAYERS in sets:     # the layer count given: the program's value, as linked
+        given[F.LAYERS] = next((x.value for _, st in F.costs_of(p, list(stages) or None)
+                                for x in F._nums(st.kind.cost) if x.input == F.LAYERS), None)
+        given = {k: v for k, v in given.items() if v is not None}
+    cal = F.calibrate(p, g, layers=layers, hold=hold, stages=list(stages) or None, values=given,
+                      free_too=free_too)
+    named = {c.name for c in cal.constants}
+    if prof.tp > 1 and not (set(COMM) & named):
+        notes.append(f"the profile is tp{prof.tp}, and the cost has no interconnect term ({', '.join(COMM)}): "
+                     "a profile's kernels leave the all-reduces out")
+    if prof.tp > 1 and set(COMM) & named and not comm:
+        notes.append(f"the profile is tp{prof.tp}: the interconnect's constants ({', '.join(COMM)}) are the "
+                     "program's; give --link-bw GB/s and --link-latency µs to set them")
+    if link_bw is not None:
+        notes.append(f"the interconnect: ring all-reduces over links of {link_bw:g} GB/s and {link_latency:g} µs: "
+                     f"ar_lat {comm['ar_lat'] * 1e6:.1f} µs, ar_tok {comm['ar_tok'] * 1e9:.2f} ns a token, a layer")
+    text = instance_text(prof, program, cal, resolved, budget, max_seqs, max_kv,
+                         list(comments) + [n for n in notes if n.startswith("the interconnect")])
+    return CalibrateResult(prof, model, program, cal, text, notes)
+
+
+def _stub(prof: PF.Profile) -> models.Model:
+    return models.Model(prof.model, prof.architecture, 1, 1, 1, 1, 0.0, 1)
+
+
+def fmt(v: float) -> str:
+    if v == 0:
+        return "0"
+    if math.isinf(v):
+        return "inf"
+    return f"{v:.6g}"
+
+
+def instance_text(prof, program: str, cal: F.Calibration, resolved, budget, max_seqs, max_kv, comments=()) -> str:
+    """The instance file: the program's run settings (from the instance it
+    was linked with), its other values, and the calibrated constants."""
+    lines = [f"// {os.path.basename(program)} calibrated by `serq calibrate` to the kernel profile",
+             f"//   {prof.hardware}/{prof.model}/tp{prof.tp} ({prof.gpu}, vLLM {prof.vllm_version}),",
+             f"//   its {len(cal.grid)} batches of at most {budget} tokens, {max_seqs} decodes and "
+             f"{fmt(max_kv)} tokens of KV.",
+             "// Relative error of the fitted step time against the profile's (median, P90):"]
+    for r in cal.residuals:
+        lines.append(f"//   {r.regime:<8} {r.n:>6} batches  {100 * r.median:5.1f} %  {100 * r.p90:5.1f} %")
+    held = [c for c in cal.constants if c.held]
+    for c in held:
+        lines.append(f"// {c.name} is not fitted: {c.held}.")
+    for t in comments:
+        lines.append(f"// {t}")
+    items = []
+    s = resolved.settings
+    for k in ("horizon", "warmup", "seed"):
+        if s.get(k) is not None:
+            items.append(f"{k} {fmt(s[k]) if k != 'seed' else s[k]};")
+    names = {c.name for c in cal.constants}
+    for k, t in resolved.given.items():
+        if k not in names:
+            items.append(f"{k} {t};")
+    for c in cal.constants:
+        items.append(f"{c.name} {fmt(c.value)};")
+    body = "run {\n" + "".join(f"  {x}\n" for x in items) + "}\n"
+    return "\n".join(lines) + "\n" + body
+
+
+@dataclass
+class MeasuredResult:
+    run: runs.Run
+    program: str
+    instance: Optional[str]
+    replay: RP.Replay
+    notes: list
+
+    def table(self) -> dict:
+        rp = self.replay
+        meas = MX.summary(rp.values("measured"))
+        ours = MX.summary(rp.values("predicted"))
+        out = {"measured": meas, "serq": ours, "diff_pct": {"serq": MX.diff_pct(ours, meas)},
+               "errors": {"serq": MX.errors(rp.values("predicted"), rp.values("measured"))}}
+        if rp.peer is not None:
+            peer = MX.summary(rp.values("peer"))
+            out["peer"] = peer
+            out["diff_pct"]["peer"] = MX.diff_pct(peer, meas)
+            out["errors"]["peer"] = MX.errors(rp.values("peer"), rp.values("measured"))
+        return out
+
+
+def measured(bundle: str, program: Optional[str], instance: Optional[str], sets: dict, *,
+             arrivals: str = "workload", workload: Optional[str] = None, linker=None) -> MeasuredResult:
+    run = runs.read(bundle, workload)
+    program = program or default_program()
+    model = RP.model_for(run)
+    eng = RP.engine(run, model)
+    notes = list(eng.notes)
+    bad = RP.check_summary(run)
+    if bad:
+        notes.append("the measured requests do not reproduce the bundle's summary.txt: " + "; ".join(bad[:3]))
+    values = dict(eng.inputs)
+    if eng.tp > 1:
+        comm = _run_comm(run, model, eng.tp, notes)
+        if comm:
+            values.update({k: repr(v) for k, v in comm.items()})
+    values.update(sets)
+    p, resolved = linker(program, instance, values)
+    rp = RP.replay(p, run, eng, arrivals)
+    return MeasuredResult(run, program, resolved.instance, rp, notes)
+
+
+def _run_comm(run: runs.Run, model, tp: int, notes: list) -> dict:
+    """The interconnect's constants from the bundle's config.json (LLMServingSim's
+    cluster configuration of the run: `link_bw` GB/s, `link_latency` ns)."""
+    from . import read as R
+    path = os.path.join(run.path, "config.json")
+    if not os.path.isfile(path) or model is None:
+        notes.append(f"a tp{tp} run without config.json (or a model the table has not): the program's own "
+                     f"interconnect constants")
+        return {}
+    cfg = R.json_file(path, "run's config.json")
+    if not isinstance(cfg, dict):
+        raise R.bad(path, 1, "config.json is a JSON object")
+    bw = R.field(cfg, "link_bw", path, 1, float, minimum=0)
+    lat = R.field(cfg, "link_latency", path, 1, float, minimum=0)
+    if not bw > 0:
+        raise R.bad(path, 1, "`link_bw` is 0: the interconnect's bandwidth is positive")
+    comm = comm_constants(model, tp, bw, lat / 1000.0)
+    notes.append(f"interconnect: tp{tp} ring all-reduces over links of {bw:g} GB/s and {lat / 1000:g} µs "
+                 f"(config.json): ar_lat {comm['ar_lat'] * 1e6:.1f} µs, ar_tok {comm['ar_tok'] * 1e9:.1f} ns "
+                 "a token, per layer")
+    return comm

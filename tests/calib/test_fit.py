@@ -1,0 +1,91 @@
+"""Calibration recovers the constants a profile was made from, within the
+uncertainty it states; and says what it cannot fit."""
+
+import os
+
+import pytest
+
+from serq.api import calibration as C
+from serq.diag import SerqError
+from serq.link import compile_file
+
+from .synthetic import write_bundle
+
+PROGRAM = "examples/replay/vllm_measured.sq"
+# Llama-3.1-8B on an RTX PRO 6000's order of magnitude (seconds)
+TRUTH = {"dflat": 3.5e-4, "dlo": 4e-7, "dfix": 2e-4, "dtok": 1.1e-6, "kd": 2.8e-9, "km": 3.8e-9,
+         "kmn": 2e-11, "kp": 1.6e-8, "at": 5e-11, "head": 3e-6}
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("synth")
+    tp = write_bundle(str(root), compile_file(PROGRAM, horizon=1.0), TRUTH, noise=0.01)
+    return C.calibrate(tp, PROGRAM, {}, budget=2048, max_seqs=128)
+
+
+def test_every_constant_is_recovered_within_three_standard_errors(calibrated):
+    cal = calibrated.calibration
+    fitted = {c.name: c for c in cal.constants if not c.held}
+    assert set(fitted) == set(TRUTH)
+    for name, true in TRUTH.items():
+        c = fitted[name]
+        assert c.sigma is not None and 0 < c.sigma < 0.2 * true, (name, c.value, c.sigma)
+        assert abs(c.value - true) <= 3 * c.sigma, (name, c.value, true, c.sigma)
+
+
+def test_the_held_constants_keep_their_values_and_say_why(calibrated):
+    held = {c.name: c for c in calibrated.calibration.constants if c.held}
+    assert held["layers"].value == 32 and held["layers"].held == "the model's layer count"
+    assert held["gap"].value == 0.0017 and "kernel profile does not measure" in held["gap"].held
+    assert set(held) == {"layers", "gap", "ar_lat", "ar_tok"}
+
+
+def test_the_residuals_are_the_noise_per_regime(calibrated):
+    res = {r.regime: r for r in calibrated.calibration.residuals}
+    assert set(res) == {"decode", "prefill", "mixed", "all"}
+    for r in res.values():
+        # lognormal noise of 1 %: |error| has median 0.67 % and P90 1.6 %
+        assert 0.004 < r.median < 0.01 and r.p90 < 0.025, r
+
+
+def test_the_instance_file_runs_the_program_with_the_constants(calibrated, tmp_path):
+    from serq import instance
+    path = tmp_path / "inst.sq"
+    path.write_text(calibrated.instance_text)
+    inst = instance.read(str(path))
+    for c in calibrated.calibration.constants:
+        assert c.name in inst.inputs, c.name
+    assert inst.settings == {"horizon": 60.0, "warmup": 10.0, "seed": 1}
+    p = compile_file(PROGRAM, sets=inst.inputs, horizon=1.0)
+    nums = {x.input: x.value for st in p.stages if st.name == "vllm" for x in _nums(st.kind.cost)}
+    for c in calibrated.calibration.constants:
+        assert nums[c.name] == pytest.approx(c.value, rel=1e-5), c.name
+
+
+def _nums(e):
+    from serq.ir import model as M
+    from serq.ir.expr import walk
+    return [x for x in walk(e) if type(x) is M.ENum and x.input is not None]
+
+
+def test_a_cost_whose_constants_the_profile_cannot_tell_apart_is_refused(tmp_path):
+    tp = write_bundle(str(tmp_path), compile_file(PROGRAM, horizon=1.0), TRUTH)
+    with pytest.raises(SerqError) as e:
+        C.calibrate(tp, PROGRAM, {}, free_too=("gap",))
+    assert e.value.diagnostics[0].message == (
+        "the profile cannot tell `gap`, `dflat`, `dfix` apart: they change the cost the same way at every "
+        "profiled batch")
+
+
+def test_a_cost_with_no_named_constant_has_nothing_to_fit(tmp_path):
+    tp = write_bundle(str(tmp_path), compile_file(PROGRAM, horizon=1.0), TRUTH)
+    prog = tmp_path / "p.sq"
+    src = open(PROGRAM).read()
+    src = src.replace('use "../lib/vllm.sq";', f'use "{os.path.abspath("examples/lib/vllm.sq")}";')
+    start = src.index("    execute (")
+    end = src.index(";", start)
+    prog.write_text(src[:start] + "    execute (0.01 + 0.0001 * batch.tokens)" + src[end:])
+    with pytest.raises(SerqError) as e:
+        C.calibrate(tp, str(prog), {})
+    assert e.value.diagnostics[0].message.startswith("the cost names no constants")
