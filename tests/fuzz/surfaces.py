@@ -256,7 +256,7 @@ def oracle_make(ch, i=None):
 
 
 def oracle_run(m, simulate) -> None:
-    from serq.api import oracle as A
+    from serq.oracle import programs as A
     from serq.oracle import mooncake as MC, outcome as O, pd as PD
     kind, path = m.example.split(":", 1)
     d = _tmpdir()
