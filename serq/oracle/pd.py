@@ -206,7 +206,7 @@ def _norm(t: dict) -> dict:
 def first_divergence(ours: dict, theirs: dict):
     """(tick, ours, theirs) of the first tick where an instance scheduled,
     admitted, preempted, loaded or freed differently, or None."""
-    for k in range(max(list(ours) + list(theirs) + [-1]) + 1):
+    for k in sorted(set(ours) | set(theirs)):        # (a tick neither logged is blank on both sides)
         a, b = _norm(ours.get(k, _blank())), _norm(theirs.get(k, _blank()))
         if a != b:
             return k, a, b
