@@ -723,3 +723,14 @@ def test_seeds_and_bins_beyond_their_bounds_are_refused_at_once():
 
 
 MG1 = "examples/single-turn/mg1.sq"
+
+
+def test_a_vllm_log_of_a_far_step_is_compared_at_once():
+    """A log entry at step 10^9 (a vLLM output given to compare with) walked
+    every step up to it: found by the oracle inputs' fuzzer (a timeout)."""
+    import serq
+    with open("tools/oracle/scenarios/alone.log.json", encoding="utf-8") as f:
+        out = json.load(f)
+    out["log"][2]["step"] = 10 ** 9           # step 2's record (it scheduled tokens) said to be far away
+    c = serq.oracle.compare("tools/oracle/scenarios/alone.json", vllm=out)
+    assert not c.agree and str(c).split("\n")[0] == "first divergence at step 2:"
