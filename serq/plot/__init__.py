@@ -161,6 +161,11 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
         raise _err(f"the column `{y}` of {named} is not a number")
     off = sum(1 for v in ys if v is not None and not _plottable(v))
     rows = [dict(r, **{y: r.get(y) if r.get(y) is None or _plottable(r.get(y)) else None}) for r in rows]
+    if all(_is_num(r.get(x)) for r in rows):       # an x the axis cannot place: its rows left out
+        off += sum(1 for r in rows if not _plottable(r.get(x)))
+        rows = [r for r in rows if _plottable(r.get(x))]
+        if not rows:
+            raise _err(f"{named} has no row whose `{x}` a plot's axis holds ({_left_out(off)})")
     xs_all = [r.get(x) for r in rows]
     numeric_x = all(_is_num(v) for v in xs_all)
     groups: dict = {}

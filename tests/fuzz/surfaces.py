@@ -368,9 +368,9 @@ def _same(a, b, ext: str, column: list) -> bool:
         import pyarrow as pa
         kind = _arrow_column(pa, column).type
         a = str(a) if kind == pa.string() else float(a) if kind == pa.float64() else a
-    if ext == ".csv":       # untyped: a text that reads as a number comes back as that number
-        from serq.tables.table import cell
-        return cell(a) == cell(b)
+    if ext == ".csv":       # untyped: a text that reads as a number ("7", "nan") comes back as that number
+        from serq.tables.table import cell, parse_cell
+        return cell(parse_cell(cell(a))) == cell(b)
     if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
         return True
     return a == b and type(a) is type(b)

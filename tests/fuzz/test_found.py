@@ -734,3 +734,16 @@ def test_a_vllm_log_of_a_far_step_is_compared_at_once():
     out["log"][2]["step"] = 10 ** 9           # step 2's record (it scheduled tokens) said to be far away
     c = serq.oracle.compare("tools/oracle/scenarios/alone.json", vllm=out)
     assert not c.agree and str(c).split("\n")[0] == "first divergence at step 2:"
+
+
+def test_a_table_whose_input_no_axis_holds_leaves_those_rows_out(tmp_path):
+    """An x of 400 digits: matplotlib's OverflowError (found by the tables'
+    fuzzer)."""
+    pytest.importorskip("matplotlib")
+    import serq
+    path = tmp_path / "t.csv"
+    path.write_text("Lambda,seed,run.end,sojourn.mean\n0.5,1,10.0,1.5\n" + "1" * 400 + ",1,10.0,2.5\n")
+    fig = serq.plot.table(str(path), x="Lambda", y="sojourn.mean")
+    assert fig.axes[0].get_title() == (
+        "sojourn.mean against Lambda: mean and range over 1 seed (1 value not finite or beyond ±1e306 left out)")
+    assert [list(l.get_xdata()) for l in fig.axes[0].get_lines()] == [[0.5]]
