@@ -2,14 +2,15 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml tools/clone_path.py | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env vllm-env-0.19 lean clean metrics fuzz
+.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env vllm-env-0.19 sglang-env sglang-oracle lean clean metrics fuzz
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/clone_path.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python tools/clone_path.py
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
@@ -98,6 +99,17 @@ vllm-env:
 # (docs/calibration.md: whether its scheduler decides as 0.33.0's does).
 vllm-env-0.19:
 	VLLM_VERSION=0.19.0 tools/oracle/install_vllm_env.sh
+
+# SGLang 0.5.23 in its own venv (.venv-sglang), for `serq oracle sglang --diff`,
+# `serq oracle sglang-fuzz` and regenerating tools/oracle/sglang/'s outputs;
+# CI does not need it.
+sglang-env:
+	tools/oracle/install_sglang_env.sh
+
+# Regenerate the committed SGLang outputs (tools/oracle/sglang/: the named
+# scenarios and their logs, 300 random ones); CHECK=1 compares byte for byte.
+sglang-oracle: sglang-env
+	$(PY) tools/oracle/sglang/regen.py $(if $(CHECK),--check,)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -159,6 +159,8 @@ class Translator:
             return ("attr", e.slot)
         if t is M.ESample:
             raise Outside(f"a draw ({DISTS.get(e.dist, e.dist)})", where)
+        if t is M.ERunSum:
+            raise Outside("a sum over the running requests (`sum r in running (…)`)", where)
         if t is M.EReg:
             raise Outside("an engine register", where)
         if t is M.EPrice:
@@ -506,6 +508,8 @@ class Translator:
             if s.also:
                 raise Outside("a run over several stages", where)
             stage = self.member(s.stage, "stage", where)
+            if s.mode == "Await":
+                raise Outside("a request that awaits its engine's next iteration (`await;`)", where)
             mode = {"Plain": "plain", "Prefill": "prefill", "Decode": "decode"}[s.mode]
             if stage == 0 and mode == "plain":
                 raise Outside(f"a plain run on the engine `{p.stages[0].name}` (neither prefill nor decode)", where)

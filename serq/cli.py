@@ -1,8 +1,9 @@
-"""The `serq` command.  Exit status: 0 done, 1 a program error (printed as
-`path:line:col: error[CODE]: …`) or a run that did not finish, 2 a usage
-error, 3 a bug of serq (`internal error: …`; `SERQ_DEBUG=1` shows its
-traceback), 130 interrupted (Ctrl-C), 143 and 129 stopped by SIGTERM and
-SIGHUP (serq/signals.py)."""
+"""The `serq` command.  Exit status: 0 done (a run that finished, whatever
+its notes say: stuck sessions and a growing queue are results, not
+failures), 1 a program error (printed as `path:line:col: error[CODE]: …`)
+or a run that did not finish, 2 a usage error, 3 a bug of serq (`internal
+error: …`; `SERQ_DEBUG=1` shows its traceback), 130 interrupted (Ctrl-C),
+143 and 129 stopped by SIGTERM and SIGHUP (serq/signals.py)."""
 
 from __future__ import annotations
 
@@ -165,6 +166,8 @@ def load_run(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
     from . import instance as inst
     flags = {"horizon": horizon, "warmup": warmup, "seed": seed, "arrivals": arrivals, "trace": trace}
     run = inst.resolve(path, instance, flags, _sets(sets, inputs), default=default_instance)
+    if run.note is not None:
+        click.echo(run.note, err=True)
     settings = run.settings
     if need_horizon and settings.get("horizon") is None:
         raise click.UsageError(
@@ -210,6 +213,29 @@ def check(file, sets, inputs):
     """Parse, resolve every name, fold the constants, lint; print a summary."""
     program = load_program(file, sets, need_horizon=False, inputs=inputs, default_instance=False)
     click.echo(summary(file, program))
+
+
+@main.command()
+@_file
+@_set
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="an instance file whose values to show (default: the program's, instances/NAME.sq)")
+@click.option("--json", "as_json", is_flag=True, help="print the inputs as JSON")
+@_inputs
+def inputs(file, sets, instance, as_json, inputs):
+    """The program's inputs: each `args.number`, its default, the value given
+    it (--set, an instance file) and the comment after it (its unit)."""
+    if file.endswith(".json"):
+        raise click.UsageError("an IR file has no inputs: its constants are folded; give the .sq program")
+    from . import instance as inst
+    from .diag import read_text
+    from .link import inputs as I
+    run = inst.resolve(file, instance, {}, _sets(sets, inputs))
+    found = I.program_inputs(read_text(file), file, run.values, run.given)
+    if as_json:
+        click.echo(json.dumps(I.as_json(found), indent=1, allow_nan=False))
+    else:
+        click.echo(I.text(file, found))
 
 
 def summary(file: str, p) -> str:
@@ -319,8 +345,6 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
         click.echo(json.dumps(report.data(), sort_keys=True, indent=1, allow_nan=False))
     else:
         click.echo(report.text())
-    if getattr(report, "stuck_sessions", 0):
-        sys.exit(1)
 
 
 
@@ -329,17 +353,37 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
 @_set
 @click.option("--view", type=click.Choice(["deployment", "session"]), default="deployment",
               show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["svg", "tikz"]), default="svg", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["svg", "tikz", "png"]),
+              help="the figure's format (default: --out's extension, .svg, .tex or .png; else svg)")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
 @_force
 def draw(file, sets, view, fmt, out, force):
-    """Draw the deployment or the session as a figure."""
+    """Draw the deployment or the session as a figure: SVG, TikZ or PNG (PNG
+    needs matplotlib, serq[plot]).  What the figure could not show is said on
+    stderr."""
     from . import files
+    ext = {".svg": "svg", ".tex": "tikz", ".png": "png"}
+    if out and fmt is None:
+        fmt = ext.get(os.path.splitext(out)[1].lower())
+        if fmt is None:
+            raise click.BadParameter(f"{out}: a figure is .svg, .tex or .png (or say --format)",
+                                     param_hint="--out")
+    fmt = fmt or "svg"
+    if out and os.path.splitext(out)[1].lower() in ext and ext[os.path.splitext(out)[1].lower()] != fmt:
+        raise click.BadParameter(f"--format {fmt} into {out}: the extension says "
+                                 f"{ext[os.path.splitext(out)[1].lower()]}", param_hint="--out")
+    if fmt == "png" and not out:
+        raise click.UsageError("a PNG is written to a file: give --out FIGURE.png")
     if out:
         files.check_file(out, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     program = load_program(file, sets, need_horizon=False)
-    from .draw import render
-    text = render(program, view=view, fmt=fmt)
+    if fmt == "png":
+        from .api.extras import extra
+        extra("matplotlib", "plot")       # refused before anything is drawn or written
+    from .draw import draw as draw_figure
+    text, notes = draw_figure(program, view=view, fmt=fmt)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if out:
         files.write_file(out, text, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     else:
@@ -481,7 +525,7 @@ def oracle_diff(scenario, program, sets):
     _verdict(text, fields, "steps", t_ours, t_vllm)
 
 
-def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float) -> None:
+def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float, engine: str = "vLLM") -> None:
     """The first divergence (or `agree`), the fields that differ, both times;
     exit 0 only when both agree."""
     if text == "agree" and fields:
@@ -489,8 +533,8 @@ def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float) -
     click.echo(text)
     for f in fields:
         click.echo(f"  {f}")
-    click.echo(f"time: serQ {t_ours:.3f} s (link and run), vLLM harness {t_vllm:.2f} s "
-               f"(process, vLLM import included): {t_vllm / t_ours:.0f}x")
+    click.echo(f"time: serQ {t_ours:.3f} s (link and run), {engine} harness {t_vllm:.2f} s "
+               f"(process, {engine} import included): {t_vllm / t_ours:.0f}x")
     sys.exit(0 if text == "agree" and not fields else 1)
 
 
@@ -517,11 +561,11 @@ def oracle_fuzz(n, seed, force, out_dir, kind):
     _campaign(kind, n, seed, out_dir, force)
 
 
-def _campaign(kind: str, n: int, seed: int, out_dir: str, force: bool):
+def _campaign(kind: str, n: int, seed: int, out_dir: str, force: bool, shrink: bool = True):
     """A campaign (serq/oracle/campaigns.py) with its progress on stderr."""
     from .oracle.campaigns import campaign
     c = campaign(kind, n=n, seed=seed, out=out_dir, force=force,
-                 progress=lambda line: click.echo(line, err=True))
+                 progress=lambda line: click.echo(line, err=True), shrink=shrink)
     click.echo(c.summary())
     sys.exit(0 if c.agree else 1)
 
@@ -824,6 +868,54 @@ def oracle_pd_fuzz(n, seed, force, out_dir):
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
     _campaign("pd", n, seed, out_dir, force)
+
+
+# ---------------------------------------------------------------- the SGLang oracle
+
+@oracle.command(name="sglang")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("--sglang", "use_sglang", is_flag=True,
+              help="print what SGLang 0.5.23's real scheduler gives (tools/oracle/sglang_oracle.py)")
+@click.option("--diff", "diff", is_flag=True,
+              help="run both; print the first step where they part (what each prefilled, decoded, "
+                   "retracted) or `agree`")
+def oracle_sglang(scenario, use_sglang, diff):
+    """An SGLang SCENARIO.json through examples/oracle/sglang_request.sq on the step
+    clock; print serQ's answer in the SGLang harness's format."""
+    import time
+    from .oracle.programs import sglang_program
+    from .oracle import sglang as SG
+    from .oracle.vllm import SGLANG, run_once
+    s = SG.load(scenario)           # (checked before SGLang is asked)
+    if use_sglang and not diff:
+        theirs, _ = run_once(scenario, script=SGLANG)
+        click.echo(SG.dumps(SG.check_output(theirs, "SGLang's output")))
+        return
+    t0 = time.perf_counter()
+    p = sglang_program(s)
+    from .sim import simulate
+    rep = simulate(p, step_log=diff)
+    ours = SG.outcome(rep, p, s.get("overlap", False))
+    t_ours = time.perf_counter() - t0
+    if not diff:
+        click.echo(SG.dumps(ours))
+        return
+    theirs, t_sg = run_once(scenario, steps=True, script=SGLANG)
+    SG.check_output(theirs, "SGLang's output")
+    text = SG.report(SG.ours_by_step(rep.step_log, ours), SG.theirs_by_step(theirs["log"]))
+    fields = SG.diff(ours, theirs)
+    _verdict(text, fields, "steps", t_ours, t_sg, engine="SGLang")
+
+
+@oracle.command(name="sglang-fuzz")
+@_fuzz_options("SGLang scenarios")
+@click.option("--no-shrink", "no_shrink", is_flag=True,
+              help="count the disagreements without shrinking them (nothing is written)")
+def oracle_sglang_fuzz(n, seed, force, out_dir, no_shrink):
+    """Random SGLang scenarios through serQ and SGLang's real scheduler; a
+    disagreement is shrunk to a minimal scenario and written with its first
+    divergence."""
+    _campaign("sglang", n, seed, out_dir, force, shrink=not no_shrink)
 
 
 if __name__ == "__main__":  # pragma: no cover

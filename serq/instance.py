@@ -8,9 +8,11 @@ run: "an explicit instance file").
 (`trace` a path relative to the instance file); any other name gives the
 program's input of that name (declared with `args.number`) a value, as
 `--set NAME=VALUE` does.  A program's default instance is
-`instances/NAME.sq` in its directory; `serq run PROG.sq` without `--horizon`
-or `--instance` uses it.  What the command line says wins: its flags over the
-instance's settings, its `--set` and `-- NAME=VALUE` over its values.
+`instances/NAME.sq` in its directory; `serq run PROG.sq` without `--instance`
+uses it.  What the command line says wins: its flags over the instance's
+settings (a `--horizon` keeps the instance's warm-up unless `--warmup` is
+given too, or the warm-up is not below it: then the run has none, and a note
+on stderr says so), its `--set` and `-- NAME=VALUE` over its values.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .diag import Diagnostic, SerqError, Span
 from .syntax import ast as A
 
 SETTINGS = ("horizon", "warmup", "seed", "arrivals", "trace")
+UNSAID = {"warmup": 0.0, "seed": 1}      # a run's setting when nothing gives it
 
 
 @dataclass
@@ -135,33 +138,66 @@ class Resolved:
     """A run's settings and inputs: ``settings`` (horizon, warmup, …),
     ``values`` (input name -> the text of a ``--set``, or an instance file's
     expression), ``instance`` (the file read, or None), ``given`` (input name
-    -> its value's text, as the command line or the file gave it)."""
+    -> its value's text, as the command line or the file gave it), ``note``
+    (what was left out of the instance, to be said: ``keep_warmup``)."""
     settings: dict
     values: dict
     instance: Optional[str]
     given: dict
+    note: Optional[str] = None
 
 
 def resolve(program: str, instance: Optional[str], flags: dict, sets: dict,
             default: bool = True) -> Resolved:
     """The settings and input values of a run: the instance file's (the one
-    given, else with ``default`` the program's default instance when the flags
-    give no horizon), under the command line's flags and sets."""
+    given, else with ``default`` the program's default instance), under the
+    command line's flags and sets: a ``--horizon`` keeps the instance's
+    warm-up unless ``--warmup`` is given too or it is not below the horizon
+    (``keep_warmup``)."""
     path = instance
-    if path is None and default and flags.get("horizon") is None:
+    if path is None and default:
         path = default_for(program)
     settings: dict = {}
     values: dict = {}
     given: dict = {}
+    given_flags = {k: v for k, v in flags.items() if v is not None}
+    note = None
     if path is not None:
         inst = read(path)
-        settings.update(inst.settings)
-        values.update(inst.inputs)
-        given.update(inst.texts)
-    settings.update({k: v for k, v in flags.items() if v is not None})
+        settings, note, useful = under(inst, given_flags, sets)
+        if instance is None and not useful:
+            # the default instance gives this run nothing the command line does not: it was not read
+            settings, path = {}, None
+        else:
+            values.update(inst.inputs)
+            given.update(inst.texts)
+    settings.update(given_flags)
     values.update(sets)
     given.update(sets)
-    return Resolved(settings, values, path, given)
+    return Resolved(settings, values, path, given, note)
+
+
+def under(inst: Instance, flags: dict, sets) -> tuple[dict, Optional[str], bool]:
+    """An instance's settings under the flags given (``keep_warmup``'s rule),
+    its note, and whether it gives the run anything they do not (a setting
+    other than the one a run has when nothing gives it, an input not set)."""
+    settings = dict(inst.settings)
+    note = keep_warmup(flags, settings, inst.path)
+    kept = {k: v for k, v in settings.items() if flags.get(k) is None and v != UNSAID.get(k, object())}
+    return settings, note, bool(kept) or any(k not in sets for k in inst.inputs)
+
+
+def keep_warmup(flags: dict, settings: dict, path: str) -> Optional[str]:
+    """A horizon given without a warm-up keeps the instance's warm-up when it
+    is below the horizon; otherwise the warm-up is dropped from ``settings``
+    and the note that says so is returned (None when nothing was dropped)."""
+    h, w = flags.get("horizon"), settings.get("warmup")
+    if isinstance(h, (int, float)) and not isinstance(h, bool) and flags.get("warmup") is None \
+            and w is not None and w >= h:
+        del settings["warmup"]
+        return (f"note: the horizon {_fmt(h)} is not beyond the warm-up {_fmt(w)} of the instance {path}, "
+                "so this run has no warm-up (give one below the horizon with --warmup W, warmup= from Python)")
+    return None
 
 
 def default_path(program: str) -> str:

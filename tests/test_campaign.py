@@ -15,8 +15,8 @@ from .helpers import needs_vllm
 
 
 @pytest.mark.parametrize("args, message", [
-    (dict(harness="sglang"), "error[E964]: no oracle harness 'sglang'\n"
-                             "  = help: a harness is one of scenario, replay, mooncake, pd"),
+    (dict(harness="tgi"), "error[E964]: no oracle harness 'tgi'\n"
+                          "  = help: a harness is one of scenario, replay, mooncake, pd, sglang"),
     (dict(n=0), "error[E964]: a campaign runs n ≥ 1 inputs, not 0"),
     (dict(seed=-1), "error[E964]: a campaign's seed is a whole number ≥ 0, not -1"),
 ])
@@ -28,7 +28,7 @@ def test_a_campaign_refuses_what_it_cannot_run(args, message):
 
 def test_the_python_names_are_the_campaign_module_s():
     assert serq.oracle.campaign is C.campaign and serq.oracle.Campaign is C.Campaign
-    assert C.HARNESSES == ("scenario", "replay", "mooncake", "pd")
+    assert C.HARNESSES == ("scenario", "replay", "mooncake", "pd", "sglang")
 
 
 @pytest.mark.vllm

@@ -72,7 +72,7 @@ def test_bad_set_syntax_is_a_usage_error():
 
 
 def test_set_changes_the_ir():
-    r = run("ir", "examples/single-turn/mg1.sq", "--horizon", "5", "--set", "lambda=0.5")
+    r = run("ir", "examples/single-turn/mg1.sq", "--horizon", "5", "--warmup", "0", "--set", "lambda=0.5")
     assert json.loads(r.output)["arrival"] == {"Poisson": 0.5}
 
 
@@ -94,7 +94,7 @@ def test_console_script_runs():
 
 def test_the_reports_ir_digest_is_the_sha256_of_serq_ir():
     import hashlib
-    args = ("examples/multi-turn/vllm.sq", "--horizon", "20", "--seed", "3")
+    args = ("examples/multi-turn/vllm.sq", "--horizon", "20", "--warmup", "0", "--seed", "3")
     ir = run("ir", *args, "--", "Lambda=0.4")
     rep = run("run", *args, "--json", "--", "Lambda=0.4")
     assert ir.exit_code == rep.exit_code == 0

@@ -31,16 +31,16 @@ def _boom(monkeypatch):
 
 def test_a_bug_of_serq_is_an_internal_error_with_the_rerun(monkeypatch):
     _boom(monkeypatch)
-    r = run("run", MG1, "--horizon", "10", env={"SERQ_DEBUG": None})
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", env={"SERQ_DEBUG": None})
     assert r.exit_code == 3
     assert r.output == (f"internal error: ZeroDivisionError: float division by zero (serq {version()})\n"
                         "  this is a bug of serq, not of the program; to see where, run it again as\n"
-                        f"    SERQ_DEBUG=1 serq run {MG1} --horizon 10\n")
+                        f"    SERQ_DEBUG=1 serq run {MG1} --horizon 10 --warmup 0\n")
 
 
 def test_serq_debug_shows_the_traceback(monkeypatch):
     _boom(monkeypatch)
-    r = run("run", MG1, "--horizon", "10", env={"SERQ_DEBUG": "1"})
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", env={"SERQ_DEBUG": "1"})
     assert r.exit_code == 3
     assert r.output.startswith("Traceback (most recent call last):\n")
     assert r.output.endswith("ZeroDivisionError: float division by zero\n"
@@ -51,8 +51,8 @@ def test_a_run_stopped_by_max_events_prints_what_it_measured_and_exits_1():
     r = run("run", MG1, "--horizon", "1e6", "--max-events", "5000")
     assert r.exit_code == 1
     assert r.stdout.split("\n")[:3] == [
-        f"made: program {MG1} seed 1 horizon 1000000 warmup 0",
-        "run: end 3048.26 events 5000 arrivals 2502 ended 2498 turns 2502 live 4.064",
+        f"made: program {MG1} instance examples/single-turn/instances/mg1.sq seed 1 horizon 1000000 warmup 1000",
+        "run: end 3048.26 events 5000 arrivals 1686 ended 1683 turns 1686 live 4.332",
         "partial: the run stopped at 3048.26 (--max-events 5000 reached); these are the figures until then"]
     assert r.stderr == (
         "error[R019]: the run stopped at time 3048.26 of the horizon 1000000 (--max-events 5000 reached): it did "
@@ -92,14 +92,15 @@ def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130
-    assert out.startswith(f"made: program {MG1} seed 1 horizon 1000000000 warmup 0\nrun: end ")
+    assert out.startswith(f"made: program {MG1} instance examples/single-turn/instances/mg1.sq seed 1 horizon "
+                          "1000000000 warmup 1000\nrun: end ")
     assert "\npartial: the run stopped at " in out
     assert err.startswith("error[R020]: the run stopped at time ") and "(interrupted)" in err
     assert "Traceback" not in err
 
 
 def test_a_dump_or_a_figure_that_cannot_be_written_is_an_error(tmp_path):
-    r = run("run", MG1, "--horizon", "10", "--dump", "/proc/nope")
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", "/proc/nope")
     assert (r.exit_code, r.stderr) == (1, "error[E004]: cannot write --dump /proc/nope: No such file or directory\n"
                                           "  = help: the directory must exist and be writable\n")
     missing = tmp_path / "missing" / "x.svg"
@@ -112,14 +113,14 @@ def test_a_dump_into_a_directory_of_other_files_is_refused_and_with_force_keeps_
     d = tmp_path / "samples"
     d.mkdir()
     (d / "mine.txt").write_text("kept\n")
-    r = run("run", MG1, "--horizon", "10", "--dump", str(d))
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d))
     assert (r.exit_code, r.stdout) == (1, "")
     assert r.stderr == (f"error[E005]: --dump {d} holds files serq run --dump did not make (mine.txt): it is "
                         "not written into\n"
                         "  = help: give an empty or new directory, or --force (force=True) to write the files into "
                         "it (theirs of the same names replaced, the rest left)\n")
     assert os.listdir(d) == ["mine.txt"]
-    r = run("run", MG1, "--horizon", "10", "--dump", str(d), "--force")
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d), "--force")
     assert r.exit_code == 0
     assert sorted(os.listdir(d)) == [".serq-files.json", "client", "mine.txt", "sojourn.csv"]
     assert (d / "mine.txt").read_text() == "kept\n"
@@ -135,7 +136,7 @@ def test_the_same_input_twice_is_a_usage_error():
 
 def test_a_trace_for_an_ir_file_without_one_is_a_usage_error(tmp_path):
     path = tmp_path / "mg1.ir.json"
-    path.write_text(run("ir", MG1, "--horizon", "10").stdout)
+    path.write_text(run("ir", MG1, "--horizon", "10", "--warmup", "0").stdout)
     r = run("run", str(path), "--trace", "examples/replay/data/short.csv")
     assert r.exit_code == 2
     assert r.stderr.endswith("Error: --trace examples/replay/data/short.csv: the program replays no trace, so "
@@ -143,6 +144,6 @@ def test_a_trace_for_an_ir_file_without_one_is_a_usage_error(tmp_path):
 
 
 def test_a_report_is_json_a_strict_reader_reads():
-    r = run("run", MG1, "--horizon", "10", "--json")
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--json")
     assert r.exit_code == 0
     json.loads(r.stdout, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))

@@ -134,3 +134,24 @@ def test_the_development_guides_sweep_loop_runs_as_written():
     assert r.returncode == 0 and r.stderr == "", r.stderr
     rep = serq.load("examples/multi-turn/vllm.sq", set={"Lambda": 0.6}).run(seed=2)
     assert r.stdout.split("\n") == [f"0.6\t2\t{rep.client['ttft'].mean!r}\t{rep.pools['kv'].preemptions}", ""]
+
+
+def test_pages_name_the_pool_columns_the_report_prints():
+    """The tutorial and prefix-cache.md name a pool's columns as the report
+    prints them (`admissions`, `rejected`, `evictions`, `evicted`), never an
+    older report's (`admits`, `rej`, `evict(n)`, `evict(u)`)."""
+    import re
+    from serq.sim.report import POOL_HEADERS, STAGE_HEADER
+    columns = set(POOL_HEADERS[0]) | set(POOL_HEADERS[1]) | set(STAGE_HEADER)
+    old = {"admits", "rej", "evict(n)", "evict(u)", "preempt", "util", "thru", "iters", "done"}
+    for page in ("docs/tutorial/02_pool.md", "docs/tutorial/04_multiturn.md", "docs/prefix-cache.md",
+                 "docs/report.md", "docs/getting-started.md"):
+        text = open(page, encoding="utf-8").read()
+        named = set(re.findall(r"`([a-z_()]+)`", text))
+        assert not named & old, (page, sorted(named & old))
+    said = {"docs/tutorial/02_pool.md": {"used", "queue", "wait", "admissions", "rejected"},
+            "docs/tutorial/04_multiturn.md": {"evictions", "evicted"},
+            "docs/prefix-cache.md": {"evictions", "evicted"}}
+    for page, want in said.items():
+        text = open(page, encoding="utf-8").read()
+        assert want <= set(re.findall(r"`([a-z_]+)`", text)) and want <= columns, page

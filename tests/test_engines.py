@@ -92,11 +92,13 @@ def test_guaranteed_no_evict_never_preempts_where_max_utilization_and_vllm_do():
 
 
 def test_sglang_retracts_decodes_when_its_ratio_overcommits():
-    """SGLang's admission reserves only new_token_ratio of the decode to come,
-    so on a small cache decodes run out and are retracted; with the whole
-    max_new_tokens reserved (TensorRT-LLM's no-evict) none is."""
-    d = run("examples/engines/sglang.sq", "Lambda=1", "kv_tokens=32000")
-    assert kv(d)["preemptions"] > 0
+    """SGLang's admission charges a new request all its max_new_tokens but the
+    running ones only new_token_ratio of theirs, 0.7 × schedule_conservativeness
+    at first: on a small cache (8 000 tokens, max_tokens 512) a conservativeness
+    of 0.3 overcommits and decodes are retracted; at 1 none is."""
+    sets = ("Lambda=1", "kv_tokens=8000", "max_tokens=512")
+    assert kv(run("examples/engines/sglang.sq", *sets, "conserv=0.3"))["preemptions"] > 0
+    assert kv(run("examples/engines/sglang.sq", *sets, "conserv=1"))["preemptions"] == 0
 
 
 def test_short_request_first_changes_only_the_order_and_target_refuses_it():

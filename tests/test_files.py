@@ -26,8 +26,10 @@ def test_draw_never_writes_over_the_program_even_with_force(tmp_path):
     prog = tmp_path / "prog.sq"
     text = open(MG1, encoding="utf-8").read()
     prog.write_text(text)
+    r = run("draw", str(prog), "--out", str(prog))     # (.sq is no figure's extension)
+    assert (r.exit_code, prog.read_text()) == (2, text)
     for extra in ([], ["--force"]):
-        r = run("draw", str(prog), "--out", str(prog), *extra)
+        r = run("draw", str(prog), "--out", str(prog), "--format", "svg", *extra)
         assert (r.exit_code, r.stderr) == (1, f"error[E005]: --out {prog} is an input of serq draw: it is not "
                                               "written over\n  = help: write the output elsewhere\n")
         assert prog.read_text() == text
@@ -181,3 +183,33 @@ def test_the_api_writers_take_force(tmp_path):
         rep.dump(d)
     rep.dump(d, force=True)
     assert (d / "keep").read_text() == "k" and (d / "sojourn.csv").exists()
+
+
+def _mode(path) -> int:
+    import stat
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_files_and_dump_directories_have_the_umasks_mode(tmp_path):
+    """What serq writes gets the mode any other program's file would (the
+    umask's), not a temporary file's 0600: a figure, a dump's files and its
+    directory."""
+    mark = files.unmarked("a test")
+    old = os.umask(0o022)
+    try:
+        files.write_file(str(tmp_path / "a.txt"), "x", what="", mark=mark)
+        files.write_tree(str(tmp_path / "d"), [("one.csv", "a\n"), ("sub/two.csv", "b\n")], what="",
+                         command="a test")
+        r = CliRunner().invoke(main, ["draw", MG1, "--out", str(tmp_path / "f.svg")])
+        assert r.exit_code == 0, r.output
+        r = CliRunner().invoke(main, ["run", MG1, "--horizon", "50", "--warmup", "0", "--dump", str(tmp_path / "out")])
+        assert r.exit_code == 0, r.output
+        os.umask(0o077)
+        files.write_file(str(tmp_path / "private.txt"), "x", what="", mark=mark)
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "a.txt") == 0o644
+    assert _mode(tmp_path / "d") == 0o755 and _mode(tmp_path / "d" / "sub" / "two.csv") == 0o644
+    assert _mode(tmp_path / "f.svg") == 0o644
+    assert _mode(tmp_path / "out") == 0o755 and _mode(tmp_path / "out" / "sojourn.csv") == 0o644
+    assert _mode(tmp_path / "private.txt") == 0o600

@@ -41,6 +41,7 @@ VERSION = "0.33.0"
 # files written from another engine's source: their `file.py:lines` are not
 # vLLM's; and this checker's own test, whose citations are made up
 OTHER_SOURCES = ("examples/engines/", "examples/single-turn/fastertransformer.sq", "tools/oracle/sglang/",
+                 "tools/oracle/sglang_oracle.py", "examples/oracle/sglang_request.sq", "serq/oracle/sglang",
                  "tests/test_citations.py")
 SCOPE = ("examples/**/*.sq", "docs/**/*.md", "serq/**/*.py", "serq/**/*.md", "tools/**/*.py",
          "tools/**/*.md", "tests/**/*.py", "README.md", "leangen/**/*.py")

@@ -22,11 +22,13 @@ from serq.diag import SerqError  # noqa: E402
 from tools.generated import check_generated  # noqa: E402
 
 GOLDEN_DIR = os.path.join("tests", "golden", "draw")
-# three examples whose figures are kept: a while loop with the engine and its
+# five examples whose figures are kept: a while loop with the engine and its
 # pools; fork/join of subagents inside a branch; a loop left by `end`, a gate
-# and a trace
+# and a trace; queues with their own pools, a pull between two families and
+# a router that picks their members; a router with a policy per input value
 GOLDEN = ("examples/multi-turn/vllm.sq", "examples/subagent/vllm_subagents.sq",
-          "examples/replay/vllm_replay.sq")
+          "examples/replay/vllm_replay.sq", "examples/pd-disaggregation/llmd_nixl_pull.sq",
+          "examples/multi-turn/routing.sq")
 VIEWS = ("deployment", "session")
 FORMATS = {"svg": "svg", "tikz": "tex"}
 

@@ -17,7 +17,7 @@ from typing import Optional
 from ..diag import Diagnostic, SerqError, did_you_mean
 
 VIEWS = ("deployment", "session")
-FORMATS = ("svg", "tikz")
+FORMATS = ("svg", "tikz", "png")
 
 
 def usage(message: str, help: Optional[str] = None) -> SerqError:
@@ -74,8 +74,10 @@ class Drawing(str):
 
 class Program:
     """A linked program.  ``ir`` is its IR (``serq.ir.model.Program``),
-    ``path`` where it came from, ``sets`` the inputs it was given; ``run``,
-    ``set``, ``draw``, ``json``; ``serq.sweep(prog, …)`` sweeps it."""
+    ``path`` where it came from, ``sets`` the inputs it was given,
+    ``inputs`` the inputs it declares (defaults, comments), ``defaults`` the
+    run settings of its instance file (``instance=``); ``run``, ``set``,
+    ``draw``, ``json``; ``serq.sweep(prog, …)`` sweeps it."""
 
     def __init__(self, ir, *, path: str, text: Optional[str], sets: dict, from_ir: bool,
                  defaults: Optional[dict] = None, instance: Optional[str] = None,
@@ -115,6 +117,22 @@ class Program:
     @property
     def claims(self) -> tuple:
         return tuple(c.name for c in self.ir.claims)
+
+    @property
+    def inputs(self):
+        """The program's inputs (``serq inputs``), by name in the order
+        declared: records of ``default`` (its text), ``default_value``,
+        ``value`` (the one linked), ``given`` (the text given, or None),
+        ``comment`` (the ``// …`` after it: its unit), ``section`` (the
+        comment heading its block), ``let``, ``line``.  Empty for IR."""
+        import dataclasses as dc
+        from .report import Record, Section
+        if self.from_ir:
+            return Section("input", {})
+        from ..link.inputs import program_inputs
+        found = program_inputs(self._text, self.path, self.sets, self.given)
+        return Section("input", {i.name: Record("input", i.name, {k: v for k, v in dc.asdict(i).items()
+                                                                  if k != "name"}) for i in found})
 
     def __repr__(self):
         def names(xs):
@@ -156,13 +174,22 @@ class Program:
     # -- runs ---------------------------------------------------------------
     def settings(self, *, horizon=None, warmup=None, seed=None, arrivals=None, trace=None):
         """The IR of a run with these settings (validated); a setting left None is
-        the program's own (an IR file's; for source, its instance file's, else
-        warm-up 0 and seed 1)."""
-        if horizon is None and not self.defaults and not self.from_ir:
-            with_default = self._default_instance()
+        the program's own (an IR file's; for source, its instance file's, or
+        its default instance's, else warm-up 0 and seed 1): a horizon given
+        alone keeps the instance's warm-up, as ``serq run --horizon`` does."""
+        if self.instance is None and not self.from_ir:
+            with_default = self._default_instance(horizon, warmup, seed)
             if with_default is not self:
-                return with_default.settings(warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
+                return with_default.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
+                                             trace=trace)
         d = self.defaults
+        if self.instance is not None:
+            from ..instance import keep_warmup
+            d = dict(d)
+            note = keep_warmup({"horizon": horizon, "warmup": warmup}, d, self.instance)
+            if note is not None:
+                import warnings
+                warnings.warn(note[len("note: "):], stacklevel=3)
         horizon = d.get("horizon") if horizon is None else horizon
         warmup = d.get("warmup") if warmup is None else warmup
         seed = d.get("seed") if seed is None else seed
@@ -190,15 +217,21 @@ class Program:
         ir.validate(program)
         return program
 
-    def _default_instance(self) -> "Program":
+    def _default_instance(self, horizon=None, warmup=None, seed=None) -> "Program":
         """Itself under its default instance (``instances/NAME.sq`` beside it), as
-        ``serq run PROG.sq`` without a horizon reads it; itself when it has none."""
-        from ..instance import default_for, read
+        ``serq run PROG.sq`` without ``--instance`` reads it; itself when it has none."""
+        from ..instance import default_for, read, under
         path = default_for(self.path)
         if path is None:
             return self
         inst = read(path)
         values = {k: v for k, v in inst.inputs.items() if k not in self.sets}
+        _, note, useful = under(inst, {"horizon": horizon, "warmup": warmup, "seed": seed}, self.sets)
+        if not useful:
+            if note is not None:
+                import warnings
+                warnings.warn(note[len("note: "):], stacklevel=4)
+            return self       # it gives this run nothing its arguments do not: not read, as serq run
         given = {**{k: inst.texts[k] for k in values}, **self.given}
         if values:
             return _link(self._text, self.path, {**self.sets, **values}, inst.settings, instance=path,
@@ -211,17 +244,22 @@ class Program:
         from ..sim import simulate
         from .report import Report
         target = self
-        if horizon is None and not self.defaults and not self.from_ir:
-            target = self._default_instance()
+        if self.instance is None and not self.from_ir:
+            target = self._default_instance(horizon, warmup, seed)
         program = target.settings(horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals, trace=trace)
         return Report(simulate(program, origin=target.origin()))
 
     # -- drawings ---------------------------------------------------------------
-    def draw(self, view: str = "deployment", fmt: str = "svg") -> Drawing:
-        """The deployment or the session as SVG or TikZ (``serq draw``)."""
+    def draw(self, view: str = "deployment", fmt: str = "svg"):
+        """The deployment or the session as SVG or TikZ (a :class:`Drawing`,
+        text) or PNG (bytes; matplotlib, ``serq[plot]``), as ``serq draw``."""
         _choice("view", view, VIEWS)
         _choice("fmt", fmt, FORMATS)
         from ..draw import render
+        if fmt == "png":
+            from .extras import extra
+            extra("matplotlib", "plot")
+            return render(self.ir, view=view, fmt=fmt)
         d = Drawing(render(self.ir, view=view, fmt=fmt))
         d.fmt = fmt
         return d

@@ -245,7 +245,9 @@ ROW_SECTIONS = (("observes", ""), ("client", "client."), ("stages", "stage."), (
 def row(rep: Report) -> dict:
     """A report as one flat row: ``seed``; ``made.<field>`` for the other
     numbers of what made it (``made.horizon``, ``made.warmup``); ``run.<field>``
-    for the run's numbers; ``<observe>.<field>`` (``ttft.mean``, ``ttft.ci``,
+    for the run's numbers, and its lists of names as one text, the names
+    spaced (``run.growing``: ``"run.live pool.reqs.queue"``, ``"-"`` for none);
+    ``<observe>.<field>`` (``ttft.mean``, ``ttft.ci``,
     ``ttft.count``, …); ``client.<name>.<field>``;
     ``stage.<name>.<field>``; ``pool.<name>.<field>`` (``pool.kv.preemptions``);
     ``gauge.<name>.<field>``; ``claim.<name>`` (the verdict).  Every number of
@@ -258,6 +260,8 @@ def row(rep: Report) -> dict:
     for k, v in rep.run.items():
         if _scalar(v):
             out[f"run.{k}"] = v
+        elif isinstance(v, tuple):      # a list of names (`growing`): one text, the names spaced
+            out[f"run.{k}"] = " ".join(map(str, v)) or "-"
     for attr, prefix in ROW_SECTIONS:
         for name, rec in getattr(rep, attr).items():
             for k, v in rec.items():

@@ -16,9 +16,9 @@ from ..ir.model import Program
 from .figure import Figure
 
 VIEWS = ("deployment", "session")
-FORMATS = ("svg", "tikz")
+FORMATS = ("svg", "tikz", "png")
 
-__all__ = ["render", "figure", "build_scene", "VIEWS", "FORMATS"]
+__all__ = ["render", "draw", "figure", "build_scene", "VIEWS", "FORMATS"]
 
 
 def build_scene(program: Program, view: str = "deployment"):
@@ -37,13 +37,23 @@ def figure(program: Program, view: str = "deployment") -> Figure:
     return layout(build_scene(program, view))
 
 
-def render(program: Program, view: str = "deployment", fmt: str = "svg") -> str:
-    """The figure of ``view`` as an SVG document or a standalone TikZ document."""
+def render(program: Program, view: str = "deployment", fmt: str = "svg"):
+    """The figure of ``view`` as an SVG document or a standalone TikZ document
+    (text), or a PNG image (bytes; needs matplotlib, the extra ``serq[plot]``)."""
+    return draw(program, view, fmt)[0]
+
+
+def draw(program: Program, view: str = "deployment", fmt: str = "svg") -> tuple:
+    """``(the figure as render gives it, its notes)``: the notes are what the
+    figure could not show (an enclosure that crosses another, drawn as a
+    note), said beside the figure rather than in it."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     fig = figure(program, view)
     if fmt == "svg":
         from .svg import render as write
-    else:
+    elif fmt == "tikz":
         from .tikz import render as write
-    return write(fig)
+    else:
+        from .png import render as write
+    return write(fig), [t.text for t in fig.notes]

@@ -109,6 +109,25 @@ def holds(p: M.Program) -> dict[str, dict]:
     return out
 
 
+def index_attrs(p: M.Program) -> set:
+    """The attributes that name a family's member somewhere (`R[j]`)."""
+    out: set = set()
+
+    def go(x):
+        if isinstance(x, M.Ref):
+            if type(x.index) is M.EAttr:
+                out.add(x.index.slot)
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                go(y)
+        elif hasattr(x, "__dataclass_fields__"):
+            for f in x.__dataclass_fields__:
+                go(getattr(x, f))
+    for b in p.blocks:
+        go(b.stmts)
+    return out
+
+
 def pool_key(p: M.Program, ref: M.Ref) -> str:
     """The enclosure a pool reference is drawn in: ``"i"`` for one pool (a
     member named by a constant index is its own), ``"bxc"`` for a family
@@ -224,6 +243,8 @@ class Deployment:
         self.max_label = 30
         self.family_index: dict[str, str] = {}
         self.copies: dict[tuple[str, str], dict] = {}   # (source queue, reader queue) -> mode, latency
+        self.index_attrs = index_attrs(p)               # the attributes that pick a family's member
+        self.routers: dict[int, dict] = {}              # attribute -> {"ways": [...], "loc": …}
 
     # ----------------------------------------------------------------- flow
     def _edge(self, src: str, dst: str, label: Optional[str], loc, role: str = "flow"):
@@ -273,6 +294,16 @@ class Deployment:
         fork_base: dict = {}
         for s, loc, side in zip(b.stmts, b.locs, b.sides):
             t = type(s)
+            ways = self.routing(s)
+            if ways is not None:
+                slot = ways[0][0]
+                r = self.routers.setdefault(slot, {"ways": [], "full": [], "loc": loc})
+                for _, (way, full) in ways:
+                    if way not in r["ways"]:
+                        r["ways"].append(way)
+                        r["full"].append(full)
+                F = self._go(F, f"route{slot}", loc, skip_self=True)
+                continue
             if t is M.SRun:
                 self.note_copy(b, s, loc)
                 keys = run_stations(self.p, s)
@@ -348,6 +379,42 @@ class Deployment:
                 F = {}
         return F
 
+    def routing(self, s, guard: Optional[str] = None, on: Optional[bool] = None) -> Optional[list]:
+        """A router's decision: a `choose`, a `set` of an attribute that picks
+        a family's member (`R[j]`), or a branch whose arms make only such
+        decisions of one attribute (a routing policy per arm): ``[(slot, (how,
+        how in full))]`` (the label elides a long key; the tooltip has it
+        whole), else None.  An arm under a guard the linker folded (an
+        input's value: `policy == 0`) says whether it is the one this program
+        runs."""
+        t = type(s)
+        if t is M.SChoose or (t is M.SSet and s.slot in self.index_attrs):
+            name = self.p.attrs[s.slot]
+            how = (f"choose {name} in {self.nm.expr(s.count)} by "
+                   f"({', '.join(elide(self.nm.expr(k), 34) for k in s.keys)})"
+                   if t is M.SChoose else f"{name} = {elide(self.nm.expr(s.expr), 48)}")
+            full = (f"choose {name} in {self.nm.expr(s.count)} by ({', '.join(self.nm.expr(k) for k in s.keys)})"
+                    if t is M.SChoose else f"{name} = {self.nm.expr(s.expr)}")
+            tag = {True: "this program: ", False: "off: "}.get(on, f"{guard}: " if guard else "")
+            return [(s.slot, (tag + how, tag + full))]
+        if t is not M.SBranch or s.other is None:
+            return None
+        c = const_value(s.guard)
+        g = None if c is not None else self.nm.expr(s.guard)
+        arms = ((s.then, g if g is not None else None, on if c is None else (on is not False and c == 1)),
+                (s.other, "else" if g is not None else None, on if c is None else (on is not False and c == 0)))
+        out = []
+        for bi, arm_guard, arm_on in arms:
+            stmts = self.p.blocks[bi].stmts
+            if not stmts:
+                return None
+            for x in stmts:
+                got = self.routing(x, arm_guard if type(x) is not M.SBranch else None, arm_on)
+                if got is None:
+                    return None
+                out.extend(got)
+        return out if len({slot for slot, _ in out}) == 1 else None
+
     def note_copy(self, b: M.Block, s: M.SRun, loc) -> None:
         """A run holding `X.nic` and `Y.nic` is a KV copy from queue X to Y; a
         run on `Z.nic.latency` before it says who posts it (Z = Y: a pull,
@@ -399,17 +466,20 @@ class Deployment:
         count = sum(1 for st in p.stages if st.name == first.name)
         head = f"queue {q}" + (f"[0..{count - 1}]" if first.index is not None and count > 1 else
                                "[0]" if first.index is not None else "")
-        own = []
-        for pl in p.pools:
-            if pl.name.startswith(q + ".") and pl.name[len(q) + 1:] not in own:
-                own.append(pl.name[len(q) + 1:])
+        own: dict = {}
+        for i, pl in enumerate(p.pools):
+            if pl.name.startswith(q + "."):
+                own.setdefault(pl.name[len(q) + 1:], []).append(i)
         lines = [(head, "h")]
-        if own:
-            lines.append(("pools " + ", ".join(own), "s"))
+        for short, members in own.items():
+            key = f"{members[0]}x{len(members)}" if len(members) > 1 else f"{members[0]}"
+            text = " · ".join(t.strip() for t, _ in self.pool_lines(key)[1:])
+            rules = [x for x in text.split(" · ") if not x.startswith(("memory of", "admitted by"))]
+            lines.append((f"pool {self.pool_label(key)} · " + " · ".join(rules), "s"))
         nic = [st for st in p.stages if st.name == f"{q}.nic"]
         if nic:
             lines.append((f"nic {self.stage_kind(nic[0])}", "s"))
-        return wrap_lines(lines)
+        return wrap_lines(lines, 44)
 
     # ---------------------------------------------------------------- labels
     def stage_kind(self, st: M.Stage) -> str:
@@ -655,20 +725,29 @@ class Deployment:
         hs = holds(p)
         encs: list[_Enc] = []
         # stations: a queue's (the stages named after it, `P`, `P.nic`, …), drawn
-        # around its stations first
-        for qname, qst in self.queues(stations).items():
+        # around its stations first; its own pools (`P.kv`) are drawn inside
+        # it (their rules in its label, their waits as queues in it), not as
+        # enclosures around what their holds reach, which would cross queues
+        qmap = self.queues(stations)
+        self.queue_of_pool = {i: pl.name.split(".", 1)[0] for i, pl in enumerate(p.pools)
+                              if "." in pl.name and pl.name.split(".", 1)[0] in qmap}
+        for qname, qst in qmap.items():
             encs.append(_Enc(f"queue_{qname}", "queue", len(encs), qst, self.queue_lines(qname, qst),
                              f"{L(p.stages[key_members(qst[0])[0]].loc)} queue {qname}"))
         pool_stations = pool_reach(p)
         for key in sorted(pool_stations, key=lambda k: key_members(k)[0]):
+            if key_members(key)[0] in self.queue_of_pool:
+                continue
             pl = p.pools[key_members(key)[0]]
             encs.append(_Enc(f"pool{key}", "pool", len(encs), pool_stations[key], self.pool_lines(key),
                              f"{L(pl.loc)} pool {self.pool_label(key)}", pool=key))
         # holds that run the same stations share one enclosure (two boxes
         # around the same stations could only nest, which would say one hold
-        # is inside the other)
+        # is inside the other); a hold of a queue's own pools is the queue's
         groups: dict[tuple, list] = {}
         for h in hs.values():
+            if h["stmt"].pools and all(x.pool.base in self.queue_of_pool for x in h["stmt"].pools):
+                continue
             groups.setdefault(tuple(sorted(h["stations"])), []).append(h)
         for n, group in enumerate(groups.values()):
             if len(group) == 1:
@@ -744,18 +823,29 @@ class Deployment:
             data = {"station": k, "stages": " ".join(str(i) for i in sorted(members(k)))}
             title = f"{L(loc)} stage {lines[0][0]}: {self.stage_detail(k)}"
             sc.add_node(Node(k, shape, lines, title, role, data), home(k))
-        # queues, in their pool's enclosure
+        # routers: where the request's path picks a family's member
+        for slot, r in self.routers.items():
+            name = p.attrs[slot]
+            lines = [(f"router · picks {name}", "h")] + wrap_lines([(w, "s") for w in r["ways"][:8]], 48)
+            if len(r["ways"]) > 8:
+                lines.append((f"… {len(r['ways']) - 8} more", "s"))
+            sc.add_node(Node(f"route{slot}", "rrect", lines, f"{L(r['loc'])} the router: it picks {name} "
+                             f"({'; '.join(r['full'])})", "router", {"attr": name}), None)
+        # queues, in their pool's enclosure (a queue's own pool: in the queue's)
         enc_of_pool = {e.pool: e for e in encs if e.kind == "pool"}
+        enc_of_queue = {e.id[len("queue_"):]: e for e in placed if e.kind == "queue"}
         for key in self.queue_pools:
             pl = p.pools[key_members(key)[0]]
             rule = "fifo" if pl.queue is None else f"by {', '.join(self.nm.expr(x) for x in pl.queue)}"
             label = self.pool_label(key)
             lines = wrap_lines([(f"{label} queue", "n"), (rule, "s")], 24)
-            pe = enc_of_pool[key]
-            parent = pe.cluster if pe.placed else None
+            q = self.queue_of_pool.get(key_members(key)[0])
+            pe = enc_of_pool[key] if q is None else enc_of_queue.get(q)
+            parent = pe.cluster if pe is not None and pe.placed else None
             sc.add_node(Node(f"q{key}", "queue", lines, f"{L(pl.loc)} the queue of pool {label} ({rule})",
                              "queue", {"pool": " ".join(str(i) for i in key_members(key))}), parent)
-            pe.extra_nodes.append(f"q{key}")
+            if pe is not None:
+                pe.extra_nodes.append(f"q{key}")
         # enclosures with nothing in them get a placeholder
         for e in placed:
             if not e.stations and not e.extra_nodes:
@@ -780,6 +870,8 @@ class Deployment:
         names = {"src": "arrivals", "sink": "done"}
         for k in stations:
             names[k] = sc.nodes[k].lines[0][0]
+        for slot in self.routers:
+            names[f"route{slot}"] = f"the router ({p.attrs[slot]})"
         for key in self.queue_pools:
             names[f"q{key}"] = f"{self.pool_label(key)} queue"
         n = 0
@@ -806,7 +898,10 @@ class Deployment:
             return None
 
         def pool_enc(i: int) -> _Enc:
-            """The enclosure pool `i` is drawn in: its family's, else its own."""
+            """The enclosure pool `i` is drawn in: its family's, else its own;
+            a queue's own pool, the queue's."""
+            if i in self.queue_of_pool:
+                return enc_of_queue[self.queue_of_pool[i]]
             for key, e in enc_of_pool.items():
                 if i in key_members(key) and "x" in key:
                     return e
@@ -823,8 +918,12 @@ class Deployment:
                 if pl.admit_via != j:
                     continue
                 pe = pool_enc(i)
-                if f"q{pe.pool}" in sc.nodes:
-                    dst, lhead = f"q{pe.pool}", None
+                if pe.kind == "queue" and sk in pe.stations:
+                    continue  # an engine admits its own queue's pool: its label says so
+                qk = next((k for k in self.queue_pools if i in key_members(k)), None) if pe.kind == "queue" \
+                    else pe.pool
+                if f"q{qk}" in sc.nodes:
+                    dst, lhead = f"q{qk}", None
                 elif not pe.placed:
                     dst, lhead = f"{pe.id}_note", None
                 elif sk in pe.stations:
@@ -835,13 +934,14 @@ class Deployment:
                     continue
                 drawn_edges.add((sk, dst, "admit"))
                 sc.edges.append(Edge(f"e{n}", sk, dst, f"{L(st.loc)} {names[sk]} admits the queue of pool "
-                                     f"{self.pool_label(pe.pool)}", "admit", [("admits", "s")], False, True, lhead))
+                                     f"{p.pool_label(i) if pe.kind == 'queue' else self.pool_label(pe.pool)}",
+                                     "admit", [("admits", "s")], False, True, lhead))
                 n += 1
             m = st.kind.memory
             if m is not None:
                 pe = pool_enc(m)
                 if pe.placed and sk in pe.stations:
-                    continue  # the engine is inside its memory's enclosure; its label says so
+                    continue  # the engine is inside its memory's enclosure (or queue); its label says so
                 dst = f"{pe.id}_note" if not pe.placed else first_node(pe)
                 if dst is None or (sk, dst, "memory") in drawn_edges:
                     continue
@@ -860,11 +960,13 @@ class Deployment:
             text = " · ".join(x for x in (mode, f"latency {lat}" if lat else None,
                                           {"MaxMin": "maxmin", "Bottleneck": "bottleneck"}.get(p.share or "", None))
                               if x)
-            frm, to = (b, a) if mode == "pull" else (a, b)
+            # drawn the way the KV goes, source to reader, whoever posts the copy
+            text = text.replace("pull", f"pull: {dst_q} reads", 1) if mode == "pull" else \
+                text.replace("push", f"push: {src_q} writes", 1) if mode == "push" else text
             what = (f"{dst_q} reads the KV from {src_q}" if mode == "pull" else
                     f"{src_q} writes the KV to {dst_q}" if mode == "push" else f"the KV moves from {src_q} to {dst_q}")
-            sc.edges.append(Edge(f"e{n}", frm, to, f"{L(info['loc'])} {what} ({text})", "relation",
-                                 wrap_lines([(text, "s")], 30), False, True))
+            sc.edges.append(Edge(f"e{n}", a, b, f"{L(info['loc'])} {what} ({text})", "relation",
+                                 wrap_lines([(text, "s")], 30), True, True))
             n += 1
         for e in crossing:
             for k in e.stations:
@@ -872,11 +974,13 @@ class Deployment:
                                      f"{e.lines[0][0]} reaches {names[k]}", "note", [], False, False))
                 n += 1
 
+        if self.routers:
+            sc.legend.append(("router", "router: where the path picks a family's member"))
         roles = {e.role for e in sc.edges}
         legend = [("flow", "a request's path"), ("fork", "a forked leg"), ("admit", "an engine admits a queue"),
                   ("memory", "an engine's memory"), ("also", "held together"),
                   ("relation", "a KV copy between two queues (pull or push)")]
-        sc.legend = [(r, t) for r, t in legend if r in roles]
+        sc.legend = [(r, t) for r, t in legend if r in roles] + sc.legend
         if any(e.kind == "pool" for e in placed):
             sc.legend.append(("pool", "pool: the stations its holds reach"))
         if any(e.kind == "hold" for e in placed):

@@ -281,13 +281,9 @@ def layout(scene: Scene) -> Figure:
             x += w + gap
         height = y + row_h + MARGIN
         width = max(width, max(lg.text.x + text_width(lg.text.text, "s") for lg in legend) + MARGIN)
-    notes: list[FText] = []
-    for note in scene.notes:
-        notes.append(FText(MARGIN, round(_baseline(height, "s"), 2), note, "s", "start"))
-        height += STYLES["s"][2]
-        width = max(width, MARGIN * 2 + text_width(note, "s"))
-    if notes:
-        height += MARGIN / 2
+    # what the figure could not show: said beside it (`serq draw` on stderr),
+    # never drawn in it
+    notes = [FText(0.0, 0.0, note, "s", "start") for note in scene.notes]
     width = max(width, MARGIN * 2 + max((text_width(t, s) for t, s in scene.caption), default=0))
     return Figure(scene.view, round(width, 2), round(height, 2), caption, scene.caption_title,
                   clusters, edges, nodes, legend, notes)

@@ -13,6 +13,7 @@ NODE = [
     ("placeholder", ("94A3B8", "FFFFFF", 0.8, (3, 2), "64748B")),
     ("note", ("A16207", "FEF9C3", 1.0, None, INK)),
     ("step", ("1D4ED8", "DBEAFE", 1.8, None, INK)),
+    ("router", ("0E7490", "ECFEFF", 1.5, None, INK)),
     ("workload", ("047857", "ECFDF5", 1.3, None, INK)),
     ("delay", ("334155", "F8FAFC", 1.3, None, INK)),
     ("fifo", ("1F2937", "FFFFFF", 1.4, None, INK)),
@@ -39,6 +40,7 @@ CLUSTER = {
     "server": ("1D4ED8", "EFF6FF", 1.1, (4, 3), 0.6),
     "init": ("64748B", "F8FAFC", 1.0, (2, 2), 0.6),
     "queue": ("0F766E", "F0FDFA", 1.6, None, 0.55),
+    "router": ("0E7490", "ECFEFF", 1.5, None, 1.0),     # a router's node, as the legend shows it
 }
 CLUSTER_DEFAULT = ("64748B", "FFFFFF", 1.0, None, 0.5)
 

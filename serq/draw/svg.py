@@ -87,7 +87,7 @@ def _path(points) -> str:
 def legend_sample(role: str, x: float, y: float) -> list[tuple]:
     """What a legend entry draws, as ("edge", role, x0, x1, y) or
     ("box", kind, x, y, w, h)."""
-    if role in ("pool", "hold", "server", "init"):
+    if role in ("pool", "hold", "server", "init", "queue", "router"):
         return [("box", role, x, y - 5.0, 26.0, 10.0)]
     return [("edge", role, x, x + 26.0, y)]
 
@@ -129,7 +129,7 @@ def render(fig: Figure) -> str:
         out.append("</g>")
     for n in fig.nodes:
         out.extend(_node(n))
-    if fig.legend or fig.notes:
+    if fig.legend:
         out.append('<g class="legend"><title>legend: what the lines and boxes mean</title>')
         for lg in fig.legend:
             for s in legend_sample(lg.role, lg.x, lg.y):
@@ -142,8 +142,6 @@ def render(fig: Figure) -> str:
                     out.append(f'<line x1="{fmt(s[2])}" y1="{fmt(s[4])}" x2="{fmt(s[3])}" y2="{fmt(s[4])}" '
                                f'stroke="#{stroke}" stroke-width="{fmt(width)}"{_dash(dash)}/>')
             out.append(_text(lg.text, SOFT))
-        for t in fig.notes:
-            out.append(_text(t, "92400E"))
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -175,6 +175,9 @@ class Namer:
             return f"{e.agg.lower()}({obs})", 8
         if t is M.ECost:
             return self._e(e.expr)
+        if t is M.ERunSum:
+            body, _ = self._e(e.expr)
+            return f"sum r in running ({body})", 8
         return "?", 8  # pragma: no cover - a new node must be added here
 
     def negate(self, e: M.Expr) -> str:

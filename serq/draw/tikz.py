@@ -122,7 +122,7 @@ def render(fig: Figure) -> str:
         for prim in outline(n):
             out.append(_shape(prim, stroke, fill, width, dash))
         out.extend(_text(t, ink, ref, n.cx, n.cy) for t in n.texts)
-    if fig.legend or fig.notes:
+    if fig.legend:
         out.append(_comment("legend: what the lines and boxes mean"))
         for lg in fig.legend:
             for s in legend_sample(lg.role, lg.x, lg.y):
@@ -136,7 +136,5 @@ def render(fig: Figure) -> str:
                     out.append(f"\\draw[{_c(stroke)}, line width={fmt(width)}pt{_dash(dash)}] "
                                f"{_p(s[2], s[4])} -- {_p(s[3], s[4])};")
             out.append(_text(lg.text, SOFT))
-        for t in fig.notes:
-            out.append(_text(t, "92400E"))
     out += ["\\end{tikzpicture}", "\\end{document}"]
     return "\n".join(out) + "\n"

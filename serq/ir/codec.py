@@ -32,7 +32,7 @@ from . import model as M
 # The unions whose members are tagged variants, and each member's tag.
 _UNIONS = {
     "Expr": (M.ENum, M.EAttr, M.ECtx, M.ESample, M.EReg, M.EFn, M.EQuery, M.EPrice, M.EUnary,
-             M.EBinary, M.ECond, M.EAgg, M.ECost),
+             M.EBinary, M.ECond, M.EAgg, M.ECost, M.ERunSum),
     "Stmt": (M.STurn, M.SSet, M.SObserve, M.SHold, M.SGrow, M.SDrop, M.SRelease, M.SLoad, M.SRun,
              M.SBranch, M.SLoop, M.SWhile, M.SChoose, M.SEnd, M.SFork, M.SJoin, M.SContent),
     "Evict": (M.EvictLru, M.EvictBy),

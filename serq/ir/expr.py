@@ -16,8 +16,8 @@ from . import model as M
 def children(e: M.Expr) -> Iterator[M.Expr]:
     """The direct sub-expressions of ``e`` (a reference's index included)."""
     t = type(e)
-    if t in (M.ENum, M.EAttr, M.ECtx, M.EReg, M.EAgg):
-        return
+    if t in (M.ENum, M.EAttr, M.ECtx, M.EReg, M.EAgg, M.ERunSum):
+        return      # (a running sum's body is read for each resident: not a sub-expression here)
     if t is M.ESample or t is M.EFn:
         yield from e.args
     elif t is M.EQuery:
@@ -54,7 +54,7 @@ def walk(e: M.Expr) -> Iterator[M.Expr]:
 def is_constant(e: M.Expr) -> bool:
     """No attribute, context variable, draw, register, query or aggregate."""
     for x in walk(e):
-        if type(x) in (M.EAttr, M.ECtx, M.ESample, M.EReg, M.EQuery, M.EPrice, M.EAgg):
+        if type(x) in (M.EAttr, M.ECtx, M.ESample, M.EReg, M.EQuery, M.EPrice, M.EAgg, M.ERunSum):
             return False
     return True
 

@@ -77,6 +77,8 @@ CTX_VARS = (
     "Position",   # Victim
     "Admitted", "Preempted",            # Plan
     "Demand", "Served", "Arrived",      # Iteration (claims)
+    "Reserved",   # Held: a live hold's reserve less its allocation
+    "Blocked",    # Plan: the iteration's admission stopped at a head its engine's memory could not hold
 )
 
 
@@ -180,7 +182,18 @@ class ECost:
     expr: "Expr"
 
 
-Expr = Union[ENum, EAttr, ECtx, ESample, EReg, EFn, EQuery, EPrice, EUnary, EBinary, ECond, EAgg, ECost]
+@dataclass(frozen=True)
+class ERunSum:
+    """``sum r in running (e)``: Σ e over step stage ``stage``'s residents
+    as they stand, e read for each (moment ``Running``: its attributes,
+    decoding, admission, remaining, its position on the engine's memory)."""
+
+    stage: int
+    expr: "Expr"
+
+
+Expr = Union[ENum, EAttr, ECtx, ESample, EReg, EFn, EQuery, EPrice, EUnary, EBinary, ECond, EAgg, ECost,
+             ERunSum]
 
 # ---------------------------------------------------------------------------
 # Statements
@@ -256,7 +269,7 @@ class SLoad:
     expr: Expr
 
 
-RUN_MODES = ("Plain", "Prefill", "Decode")
+RUN_MODES = ("Plain", "Prefill", "Decode", "Await")
 
 
 @dataclass(frozen=True)
@@ -378,6 +391,9 @@ class Pool:
     # `cache shared;`: the cache is content-addressed (block by block, by the
     # tokens and the blocks before them) and shared by every session
     shared: bool = field(default=False, metadata=OMIT_DEFAULT)
+    # `reserve held (e);`: what each live hold keeps reserved, e read for it
+    # at every admission and growth (None: its reserve less its allocation)
+    held: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
     # `cache shared fifo;`: every freed block joins the free queue's tail,
     # named or not, and a new block is its head (vLLM 0.19.0's block pool);
     # without, a block without a name is reused first (vLLM 0.33.0's)

@@ -39,6 +39,9 @@ MOMENTS = {m.name: m for m in [
        description="a statement"),
     _m("Admit", ["Now"], True, False, False,
        description="a hold's units, reserve and reuse, read when the session is admitted"),
+    _m("AdmitEngine", ["Now", "Ntok", "Npre"], True, False, False,
+       description="a hold's units, reserve and reuse, read when an engine admits the session "
+                   "(with its iteration's batch so far)"),
     _m("Select", ["Waited", "Now"], True, False, False,
        description="a pool's queue keys"),
     _m("Evict", ["Size", "Age", "Last", "Waiting", "Now"], True, False, True,
@@ -57,7 +60,12 @@ MOMENTS = {m.name: m for m in [
     _m("Victim", ["Decoding", "Admission", "Position", "Now"], True, False, False,
        ALL_QUERIES - {"BudgetLeft"},
        description="a pool's preemption keys, read for each candidate"),
-    _m("Plan", list(RESIDENTS) + ["Ntok", "Npre", "Admitted", "Preempted"], False, False, False,
+    _m("Running", list(RESIDENTS) + ["Decoding", "Admission", "Remaining", "Position", "Now"], True, False, False,
+       description="the body of sum … in running (…), read for each running request"),
+    _m("Held", ["Decoding", "Remaining", "Position", "Reserved", "Now"], True, False, False,
+       ALL_QUERIES - {"BudgetLeft", "Work"},
+       description="a pool's reserve held (e), read for each live hold"),
+    _m("Plan", list(RESIDENTS) + ["Ntok", "Npre", "Admitted", "Preempted", "Blocked"], False, False, False,
        ALL_QUERIES - {"Work"},
        description="a schedule's branch guard, while condition or register assignment"),
     _m("Gauge", [], False, False, False,
@@ -85,7 +93,7 @@ CTX_SPELLING = {
     "Attn": "batch.attention", "Decoding": "decoding", "Admission": "admission",
     "Remaining": "remaining", "Position": "position", "Admitted": "waiting.admitted",
     "Preempted": "running.preempted", "Demand": "demand", "Served": "served",
-    "Arrived": "arrived",
+    "Arrived": "arrived", "Reserved": "reserved", "Blocked": "waiting.blocked",
 }
 
 QUERY_SPELLING = {

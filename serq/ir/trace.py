@@ -155,6 +155,23 @@ def is_mooncake(path: str) -> bool:
     return path.endswith(".jsonl")
 
 
+def _fields(obj: dict) -> str:
+    """What a row's fields lack and have too many, against a Mooncake row's."""
+    lack = [k for k in MOONCAKE_KEYS if k not in obj]
+    extra = sorted(k for k in obj if k not in MOONCAKE_KEYS)
+    parts = ([f"it lacks {', '.join(f'`{k}`' for k in lack)}"] if lack else []) + \
+        ([f"it has {', '.join(f'`{str(k)[:40]}`' for k in extra[:3])}{' and more' if len(extra) > 3 else ''}, "
+         "which a row does not"] if extra else [])
+    return f"a row has the fields {', '.join(MOONCAKE_KEYS)}: " + " and ".join(parts)
+
+
+def hash_ids_count(have: int, tokens: int, block: int) -> str:
+    """A row whose hash ids do not cover its input, in words."""
+    need = -(-tokens // block)
+    return (f"{tokens} input tokens need {need} hash id{'s' if need != 1 else ''} (one per block of {block} "
+            f"tokens), not {have}")
+
+
 ROW_HELP = ('a Mooncake row is {"timestamp", "input_length", "output_length", "hash_ids"}: whole numbers, '
             'the hash ids 64-bit (from 0 to 2^64 - 1), one per 512 tokens')
 
@@ -164,12 +181,9 @@ def mooncake_row(obj, block: int = MOONCAKE_BLOCK) -> MooncakeRow:
     bad one (the caller says where)."""
     if not isinstance(obj, dict):
         raise ValueError(f"a row is a JSON object, not {json_kind(obj)}", None)
-    missing = [k for k in MOONCAKE_KEYS if k not in obj]
     unknown = sorted(k for k in obj if k not in MOONCAKE_KEYS)
-    if unknown:
-        raise ValueError(f"unknown field `{str(unknown[0])[:40]}`", unknown[0])
-    if missing:
-        raise ValueError(f"no field `{missing[0]}`", None)
+    if unknown or any(k not in obj for k in MOONCAKE_KEYS):
+        raise ValueError(_fields(obj), unknown[0] if unknown else None)
     for k in MOONCAKE_KEYS[:3]:
         v, lo = obj[k], (0 if k == "timestamp" else 1)
         if isinstance(v, bool) or not isinstance(v, int) or not (lo <= v < WHOLE):
@@ -183,8 +197,7 @@ def mooncake_row(obj, block: int = MOONCAKE_BLOCK) -> MooncakeRow:
                              "2^64 - 1", "hash_ids")
     n = obj["input_length"]
     if len(ids) != -(-n // block):
-        raise ValueError(f"{len(ids)} hash ids for {n} input tokens: one per {block} tokens "
-                         f"({-(-n // block)})", "hash_ids")
+        raise ValueError(hash_ids_count(len(ids), n, block), "hash_ids")
     return MooncakeRow(obj["timestamp"], n, obj["output_length"], tuple(ids))
 
 

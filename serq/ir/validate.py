@@ -339,6 +339,15 @@ class Checker:
             elif t is M.EBinary:
                 if x.op not in M.BINOPS:
                     self.problem("E910", f"unknown operator {x.op!r}", x)
+            elif t is M.ERunSum:
+                if not (0 <= x.stage < len(p.stages)) or type(p.stages[x.stage].kind) is not M.KStep:
+                    self.problem("E910", f"a running sum names stage {x.stage}, which is no engine", x)
+                elif "Nres" not in moment.ctx:
+                    self.problem("E501", f"`sum … in running (…)` is not available in {moment.description}",
+                                 x, help="an engine's running requests are read in its tokens cap, "
+                                         "schedule, execute and keys")
+                else:
+                    self.check_expr(x.expr, MOMENTS["Running"], stage=x.stage, regs_ok=regs_ok)
             elif t is M.EAgg:
                 if x.agg not in M.AGGS:
                     self.problem("E910", f"unknown aggregate {x.agg!r}", x)
@@ -449,6 +458,13 @@ class Checker:
                         self.problem("E510", f"pool `{label}`: a preemption key cannot read `computed`, "
                                      "the position at the last preemption", k,
                                      help="read `position`, where the candidate is now")
+            if pool.held is not None:
+                if not pool.reserve_held:
+                    self.problem("E910", f"pool `{label}`: a held expression on a pool without reserve held")
+                # the registers of the engine that admits the pool or computes in it
+                mem = [j for j, st in enumerate(p.stages) if type(st.kind) is M.KStep and st.kind.memory == i]
+                held_regs = regs if pool.admit_via is not None else (self.regs_of(mem[0]) if mem else frozenset())
+                self.check_expr(pool.held, MOMENTS["Held"], regs_ok=held_regs)
             if pool.queue is not None:
                 if not pool.queue:
                     self.problem("E910", f"pool `{label}`: queue keys must not be empty")
@@ -768,6 +784,7 @@ class Checker:
         regs = frozenset()
         if 0 <= first.base < len(p.pools) and p.pools[first.base].admit_via is not None:
             regs = self.regs_of(p.pools[first.base].admit_via)
+            A = MOMENTS["AdmitEngine"]      # an engine's iteration admits it: its batch so far
         seen = []
         targets = []
         for hp in s.pools:

@@ -17,7 +17,8 @@ from .linker import Linker
 def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None,
                    horizon: Optional[float] = None, warmup: float = 0.0, seed: int = 1,
                    arrivals: Optional[int] = None, trace: Optional[str] = None,
-                   parsed: Optional[dict] = None, input_folds: Optional[list] = None) -> Program:
+                   parsed: Optional[dict] = None, input_folds: Optional[list] = None,
+                   size_inputs: Optional[set] = None) -> Program:
     """Parse and link a program.  ``sets`` maps input names to expression
     text (``--set name=expr``); the execution settings go into the IR.
     ``horizon`` None links for inspection (``serq check``) with a
@@ -27,7 +28,8 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
     changes it), so that linking a program again does not parse it again.
     ``input_folds``: a list the linker appends to the span of each constant
     it folds from an input's value by anything but products (``k > 2``,
-    ``max(bs, 4)``, ``B + 1``; serq.link.shapes)."""
+    ``max(bs, 4)``, ``B + 1``; serq.link.shapes).  ``size_inputs``: a set the
+    linker adds to the inputs a family's size reads (`queue D[ND]`: ``ND``)."""
     sets = _set_texts(sets)
     settings = {"horizon": 1.0 if horizon is None else horizon, "warmup": warmup, "seed": seed,
                 "arrivals": arrivals, "trace": trace}
@@ -36,7 +38,8 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
         raise SerqError(Diagnostic("E001", f"{path}: a program is text, not {type(text).__name__}"))
     try:
         prog = parse_once(parsed, text, path, parse)
-        return Linker(path, sets, settings, parsed=parsed, input_folds=input_folds).link(prog)
+        return Linker(path, sets, settings, parsed=parsed, input_folds=input_folds,
+                      size_inputs=size_inputs).link(prog)
     except RecursionError:   # Python's stack, not the program's error: said as what it is
         raise SerqError(Diagnostic(
             "E103", "the program nests too deeply for serq (an expression of some thousands of operators "

@@ -24,7 +24,7 @@ CTX_BARE = {
     "now": "Now", "waited": "Waited", "size": "Size", "age": "Age", "last": "Last",
     "waiting": "Waiting", "present": "Present", "decoding": "Decoding", "admission": "Admission",
     "remaining": "Remaining", "position": "Position", "demand": "Demand", "served": "Served",
-    "arrived": "Arrived",
+    "arrived": "Arrived", "reserved": "Reserved",
     # the cost's variables, as a claim over iterations names them
     "tokens": "Ntok", "prefilled": "Npre", "decoders": "Ndec", "residents": "Nres",
     "kv_decode": "Kvb", "kv_prefill": "Kvp", "attention": "Attn",
@@ -38,7 +38,7 @@ ENGINE_SPELLING = {  # a claim's bare name -> how an engine's clauses spell it
 
 RUNNING = {"count": "Nres", "decoding": "Ndec", "kv_decode": "Kvb", "kv_prefill": "Kvp",
            "preempted": "Preempted"}
-WAITING = {"count": None, "admitted": "Admitted"}
+WAITING = {"count": None, "admitted": "Admitted", "blocked": "Blocked"}
 BATCH = {"tokens": "Ntok", "prefilled": "Npre", "decoding": "Ndec", "kv_decode": "Kvb",
          "kv_prefill": "Kvp", "attention": "Attn"}
 
@@ -51,7 +51,7 @@ ENGINE_CLAUSES = {
     "sched_serve": {"running.count", "waiting.count", "running.decoding", "running.kv_decode",
                     "running.kv_prefill"},
     "sched_plan": {"running.count", "waiting.count", "running.decoding", "running.kv_decode",
-                   "running.kv_prefill", "running.preempted", "waiting.admitted", "batch.tokens",
+                   "running.kv_prefill", "running.preempted", "waiting.admitted", "waiting.blocked", "batch.tokens",
                    "batch.prefilled"},
     "execute": {"running.count", "waiting.count", "batch.tokens", "batch.prefilled",
                 "batch.decoding", "batch.kv_decode", "batch.kv_prefill", "batch.attention"},
@@ -67,7 +67,7 @@ KEYWORDS = {
     "let", "def", "use", "fn", "pool", "stage", "device", "engine", "workload", "server", "queue",
     "share", "gauge", "claim", "hold", "grow", "drop", "release", "load", "run", "branch", "with",
     "while", "loop", "fork", "join", "choose", "end", "observe", "set", "turn", "mark", "transfer",
-    "tool", "cap", "block", "evict", "preempt", "reserve", "reuse", "cache", "lease", "else",
+    "tool", "cap", "block", "evict", "preempt", "reserve", "reuse", "cache", "lease", "else", "await",
     "prefill", "decode", "growing", "schedule", "execute", "request", "tokens", "granule", "state",
 }
 BUILTIN_NAMES = set(FUNCTIONS) | set(POOL_QUERIES) | set(STAGE_QUERIES) | OTHER_FUNCTIONS | \

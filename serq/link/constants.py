@@ -121,11 +121,8 @@ class Constants:
                           e.span, help=f"a family is read member by member (`max j in n (…)`, "
                                        f"`choose j in n by …`): at most {MAX_AGG_TERMS} terms")
             value = 1.0
-        for dep in deps:
-            if dep in self.sets:
-                self.fail("E252", f"--set {dep} would change the size of {what}, which is fixed when "
-                          "the program is parsed", e.span,
-                          help=f"give `{dep}` in the program instead")
+        if self.size_inputs is not None:
+            self.size_inputs.update(deps)     # the inputs that size a family: part of a shape (serq/link/shapes.py)
         return int(value), True
 
     def fold(self, e: M.Expr) -> M.Expr:

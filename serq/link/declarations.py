@@ -177,6 +177,8 @@ class Declarations:
                     pm.queue = tuple(self.expr(k, Env(clause="queue_key")) for k in o.exprs)
                 elif o.kind == "reserve_held":
                     pm.reserve_held = True
+                    if o.exprs:
+                        pm.held = self.expr(o.exprs[0], Env(clause="held"))
                 elif o.kind == "cache_shared":
                     pm.shared = True
                 elif o.kind == "cache_shared_fifo":

@@ -210,6 +210,8 @@ class Exprs:
         return self.mk(M.ESample(C.DISTS[e.dist], args), e.span)
 
     def aggregate(self, e: A.Agg, env: Env) -> M.Expr:
+        if isinstance(e.count, A.Name) and e.count.name == "running" and "running" not in env.subst:
+            return self.running_sum(e, env)
         if e.kind not in C.AGG_KINDS:
             self.fail("E201", f"unknown aggregate `{e.kind}`", e.span, env=env,
                       help="an aggregate is `max j in n (e)`, `min j in n (e)` or `sum j in n (e)`")
@@ -242,6 +244,23 @@ class Exprs:
             else:
                 out = self.mk(M.EFn(op, (out, t)), e.span)
         return self.fold(out)
+
+    def running_sum(self, e: A.Agg, env: Env) -> M.Expr:
+        """`sum r in running (e)`: Σ e over the engine's running requests, e
+        read for each (its attributes, decoding, admission, remaining, position)."""
+        if e.kind != "sum":
+            self.fail("E403", f"over an engine's running requests an aggregate is a sum, not `{e.kind}`",
+                      e.span, env=env, help="write `sum r in running (…)`")
+        eng = env.engine
+        if eng is None:
+            self.fail("E501", "`sum … in running (…)` is read in an engine's clauses", e.span, env=env,
+                      help="an engine's running requests are read in its tokens cap, schedule and execute")
+        if e.var in names_read(e.body):
+            self.fail("E210", f"`{e.var}` names no number: a running sum's body reads the request's own "
+                      "values (its attributes, decoding, admission, remaining)", e.span, env=env)
+        body = self.expr(e.body, env.at("running_each"))
+        stage = eng.base + (env.member if eng.count > 1 else 0)
+        return self.mk(M.ERunSum(stage, body), e.span)
 
     def call(self, e: A.Call, env: Env) -> M.Expr:
         if isinstance(e.fn, A.Dot) and isinstance(e.fn.obj, A.Name) and e.fn.obj.name == "args":

@@ -50,11 +50,12 @@ class Linker(Nodes, Libraries, Constants, Names, Declarations, Engines, Exprs, S
              Measures, Types):
     def __init__(self, path: str, sets: Optional[dict] = None, settings: Optional[dict] = None,
                  strict_request_names: bool = True, parsed: Optional[dict] = None,
-                 input_folds: Optional[list] = None):
+                 input_folds: Optional[list] = None, size_inputs: Optional[set] = None):
         self.path = path
         self.parsed = parsed                    # syntax trees kept between links (compile_source)
         self.input_nums: set = set()            # ids of the numbers that are (made from) an input's value
         self.input_folds = [] if input_folds is None else input_folds   # where one was folded but by products
+        self.size_inputs = size_inputs          # with a set: the inputs a family's size reads are added to it
         self.sets = dict(sets or {})
         self.settings = dict(settings or {})
         self.diag = Collector()
@@ -184,7 +185,7 @@ class Linker(Nodes, Libraries, Constants, Names, Declarations, Engines, Exprs, S
     def build(self) -> M.Program:
         pools = tuple(M.Pool(pm.name, pm.index, pm.cap, pm.block, pm.evict, pm.preempt, pm.queue,
                              pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared,
-                             free_fifo=pm.free_fifo)
+                             held=pm.held, free_fifo=pm.free_fifo)
                       for pm in self.pools_meta)
         stages = []
         for sm in self.stages_meta:

@@ -11,7 +11,9 @@ than assumed:
 
 * **The shape** of a call is each input's text, except that a text that is
   a whole number ≥ 1 (digits only) is just "whole"; the horizon likewise.
-  `0`, `inf`, a fraction or an expression stand for themselves.
+  `0`, `inf`, a fraction or an expression stand for themselves, and so does
+  an input that sizes a family (`queue D[ND]`: another size is another
+  program), which the linker names (``size_inputs``).
 * **Products only.**  The linker notes each constant it folds from a given
   input's value by anything but products (``input_folds``: `k > 2`,
   `max(bs, 4)`, `B + 1`, whose value is not one formula for every whole
@@ -102,6 +104,7 @@ class Shapes:
         self.path = path
         self.parsed: dict = {}
         self.shapes: dict = {}          # shape -> (IR, whole values) before its template, then _Template or None
+        self.sized: set = set()         # the inputs that size a family (the linker says which)
         self.files: Optional[tuple] = None
         self.stamp: Optional[tuple] = None
         self.counts = {"calls": 0, "links": 0, "instances": 0, "shapes": 0, "untemplated": 0}
@@ -115,11 +118,14 @@ class Shapes:
     def link(self, sets: dict, horizon: float) -> M.Program:
         self.counts["calls"] += 1
         self._current()
-        key, whole, vals = _shape(sets, horizon)
+        key, whole, vals = _shape(sets, horizon, self.sized)
         kept = self.shapes.get(key)
         if kept is None and key not in self.shapes:
             folds: list = []
+            before = set(self.sized)
             p = self._link(sets, horizon, folds)
+            if self.sized != before:          # a size learnt: the shape is keyed by its value
+                key, whole, vals = _shape(sets, horizon, self.sized)
             self.counts["shapes"] += 1
             self.shapes[key] = None if folds else (p, vals)
             if folds:
@@ -140,7 +146,8 @@ class Shapes:
 
     def _link(self, sets: dict, horizon: float, folds: Optional[list] = None) -> M.Program:
         self.counts["links"] += 1
-        p = compile_file(self.path, sets=sets, horizon=horizon, parsed=self.parsed, input_folds=folds)
+        p = compile_file(self.path, sets=sets, horizon=horizon, parsed=self.parsed, input_folds=folds,
+                         size_inputs=self.sized)
         if self.files is None:
             self.files = p.files
             self.stamp = _stamp(p.files)
@@ -151,6 +158,7 @@ class Shapes:
         if self.files is not None and _stamp(self.files) != self.stamp:
             self.parsed.clear()
             self.shapes.clear()
+            self.sized.clear()
             self.files = self.stamp = None
 
     # ---------------------------------------------------------------- templates
@@ -210,15 +218,16 @@ def _fill(node, patch: dict, vals: list):
     return new
 
 
-def _shape(sets: dict, horizon: float) -> tuple:
+def _shape(sets: dict, horizon: float, sized=()) -> tuple:
     """(the shape, the names of its whole inputs in order, their values);
-    the horizon, when whole, is the last, named None."""
+    the horizon, when whole, is the last, named None.  An input in
+    ``sized`` stands for itself."""
     key = []
     whole = []
     vals = []
     for name in sorted(sets):
         text = sets[name]
-        if isinstance(text, str) and _WHOLE.match(text) and 1 <= int(text) < EXACT:
+        if name not in sized and isinstance(text, str) and _WHOLE.match(text) and 1 <= int(text) < EXACT:
             key.append((name, None))
             whole.append(name)
             vals.append(int(text))

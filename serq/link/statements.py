@@ -199,6 +199,15 @@ class Statements:
             growing = self.ref_of(s.growing, S, "pool") if s.growing is not None else None
             self.emit(out, M.SRun(sref, mode.capitalize(), work, growing), s.span, side)
             return
+        if t is A.RAwait:
+            if env.in_request is None:
+                self.fail("E111", "`await;` is a statement of an engine's request", s.span,
+                          help="it keeps the request on its engine for one more iteration")
+            eng = env.in_request
+            sref = self.mk(M.Ref(eng.base, 1, None), s.span)
+            work = self.mk(M.ECost((M.Target("stage", eng.base),), self.num(0, s.span)), s.span)
+            self.emit(out, M.SRun(sref, "Await", work), s.span, side)
+            return
         if t is A.RAdmission:
             self.fail("E256", "`at admission { … }` stands once, at the top level of an engine's request",
                       s.span)

@@ -42,6 +42,7 @@ class PoolMeta:
     spill: Optional[M.Spill] = None
     admit_via: Optional[int] = None
     reserve_held: bool = False
+    held: Optional[M.Expr] = None
     loc: Optional[M.Loc] = None
     decl: Optional[A.PoolDecl] = None
     shared: bool = False

@@ -5,7 +5,7 @@
 A harness is one of HARNESSES: ``scenario`` (requests, tools/oracle/vllm_oracle.py),
 ``replay`` (multi-turn sessions with shared system prompts), ``mooncake``
 (Mooncake-format rows sharing hash ids), ``pd`` (prefill/decode, two
-schedulers).  Input i of a seed is drawn from its own stream, so a campaign
+schedulers), ``sglang`` (SGLang 0.5.23's scheduler, tools/oracle/sglang_oracle.py).  Input i of a seed is drawn from its own stream, so a campaign
 of n inputs is the first n of any longer one.  A disagreement is shrunk
 greedily to a smaller input that still disagrees and, when ``out`` is given,
 written there as ``NAME.json`` with ``NAME.divergence.txt`` (the first
@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 from ..diag import Diagnostic, SerqError
 
-HARNESSES = ("scenario", "replay", "mooncake", "pd")
+HARNESSES = ("scenario", "replay", "mooncake", "pd", "sglang")
 
 
 @dataclasses.dataclass
@@ -65,6 +65,10 @@ class Campaign:
             return (f"pd-fuzz: {n} scenarios (seed {self.seed}), {found} disagreed; {rate:.1f} scenarios/s "
                     f"(serQ {1000 * s['serq'] / n:.1f} ms per scenario: link {1000 * s['link'] / n:.1f}, "
                     f"run {1000 * s['run'] / n:.1f}; {vllm})")
+        if self.harness == "sglang":
+            return (f"sglang-fuzz: {n} scenarios (seed {self.seed}), {found} disagreed; {rate:.1f} scenarios/s "
+                    f"(serQ {1000 * s['serq'] / n:.1f} ms per scenario, "
+                    f"SGLang {1000 * s['vllm'] / max(1, n - 1):.1f} ms after a {s['start']:.1f} s start)")
         if self.harness == "scenario":
             return (f"fuzz: {n} scenarios (seed {self.seed}), {found} disagreed; {rate:.1f} scenarios/s "
                     f"(serQ {1000 * s['serq'] / n:.1f} ms per scenario, {vllm})")
@@ -113,6 +117,13 @@ def _kind(name: str) -> _Kind:
                      lambda s, bad: F.shrink_with(s, bad, F.pd_candidates, G.feasible),
                      lambda rep, ours, log, s: PD.report(PD.ours_by_tick(rep.step_log, ours),
                                                          PD.theirs_by_tick(log)))
+    if name == "sglang":
+        from . import sglang as SG, sglang_fuzz as G
+        return _Kind(V.SGLANG, "sglang_s", "scenario", "scenarios", G.generate, A.sglang_program,
+                     lambda rep, p, s: SG.outcome(rep, p, s.get("overlap", False)), SG.diff,
+                     lambda s, bad: F.shrink_with(s, bad, F.sglang_candidates, G.feasible),
+                     lambda rep, ours, log, s: SG.report(SG.ours_by_step(rep.step_log, ours),
+                                                         SG.theirs_by_step(log)))
     if name == "mooncake":
         from . import mooncake as MC
 
@@ -157,18 +168,21 @@ def _ours(kind: _Kind, s: dict, log: bool = False, clock: Optional[list] = None)
 
 
 def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Optional[str] = None,
-             progress: Optional[Callable[[str], None]] = None, force: bool = False) -> Campaign:
+             progress: Optional[Callable[[str], None]] = None, force: bool = False,
+             shrink: bool = True) -> Campaign:
     """Run ``n`` random inputs of ``harness`` through serQ and vLLM (needs
-    ``.venv-vllm``: `make vllm-env`); shrink each disagreement and, with
-    ``out``, write it there (a directory of found inputs: a file of that name
-    the campaign did not make is refused, unless ``force``; serq/files.py).
-    ``progress`` receives a line every 100 inputs and one per disagreement."""
+    ``.venv-vllm``: `make vllm-env`; ``sglang``: ``.venv-sglang``); with
+    ``shrink`` (the default) shrink each disagreement and, with ``out``, write
+    it there (a directory of found inputs: a file of that name the campaign
+    did not make is refused, unless ``force``; serq/files.py).  ``progress``
+    receives a line every 100 inputs and one per disagreement."""
     from .. import args, files
     from .vllm import Harness
     if not isinstance(harness, str):
         raise args.wrong("serq.oracle.campaign", "harness", "a str", harness)
     if progress is not None and not callable(progress):
         raise args.wrong("serq.oracle.campaign", "progress", "a function of a line", progress)
+    shrink = args.flag("serq.oracle.campaign", "shrink", shrink)
     if out is not None:
         out = files.Collection(args.path("serq.oracle.campaign", "out", out), what="--out ",
                                command="serq oracle fuzz", force=args.flag("serq.oracle.campaign", "force", force))
@@ -194,7 +208,11 @@ def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Option
             t_vllm += time.perf_counter() - b if i else 0.0
             d = kind.diff(mine, theirs)
             if d:
-                found.append(_record(kind, h, s, i, d, disagrees, seed, out, say))
+                if shrink:
+                    found.append(_record(kind, h, s, i, d, disagrees, seed, out, say))
+                else:
+                    found.append(Disagreement(i, s, s, d, "", None))
+                    say(f"{kind.label} {i}: DISAGREE ({'; '.join(d[:3])})")
             if (i + 1) % 100 == 0:
                 say(f"  {i + 1}/{n} {kind.unit}, {len(found)} disagreeing")
         start = h.startup

@@ -135,6 +135,16 @@ def candidates(s: dict) -> Iterator[dict]:
         yield c
 
 
+def _prefix_candidates(s: dict) -> Iterator[dict]:
+    """Copies of ``s`` with one request's shared prompt left out or shorter."""
+    for i, r in enumerate(s["requests"]):
+        if "prefix" in r:
+            c = copy.deepcopy(s)
+            del c["requests"][i]["prefix"]
+            yield c
+            yield from _smaller(s, ("requests", i, "prefix", "tokens"), 1)
+
+
 def pd_candidates(s: dict) -> Iterator[dict]:
     """Smaller P/D scenarios (serq.oracle.pd_fuzz), most reducing first."""
     reqs = s["requests"]
@@ -143,12 +153,7 @@ def pd_candidates(s: dict) -> Iterator[dict]:
         for i in range(len(reqs)):
             if key in reqs[i]:
                 yield from _smaller(s, ("requests", i, key), lo)
-    for i in range(len(reqs)):
-        if "prefix" in reqs[i]:
-            c = copy.deepcopy(s)
-            del c["requests"][i]["prefix"]
-            yield c
-            yield from _smaller(s, ("requests", i, "prefix", "tokens"), 1)
+    yield from _prefix_candidates(s)
     for key, lo in (("xfer_steps", 1), ("proxy_delay", 0)):
         yield from _smaller(s, (key,), lo)
     for side in ("P", "D"):
@@ -158,6 +163,19 @@ def pd_candidates(s: dict) -> Iterator[dict]:
             c = copy.deepcopy(s)
             c[side]["prefix_caching"] = False
             yield c
+
+
+def sglang_candidates(s: dict) -> Iterator[dict]:
+    """Smaller SGLang scenarios (serq.oracle.sglang_fuzz), most reducing first;
+    the event loop, the policy and ignore_eos as they were."""
+    reqs = s["requests"]
+    yield from _fewer(s, "requests")
+    for key, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
+        for i in range(len(reqs)):
+            yield from _smaller(s, ("requests", i, key), lo)
+    yield from _prefix_candidates(s)
+    for key, lo in (("kv_tokens", 8), ("max_running", 1), ("budget", 1), ("chunk", 0)):
+        yield from _smaller(s, (key,), lo)
 
 
 def shrink(s: dict, disagrees: Callable[[dict], bool], budget: int = 400) -> dict:

@@ -61,6 +61,13 @@ def pd_program(s: dict):
     return harness_program(PD, s)
 
 
+def sglang_program(s: dict):
+    """`examples/oracle/sglang_request.sq` on the step clock for an SGLang
+    scenario: its engine as inputs, its requests as explicit sessions."""
+    from . import sglang as SG
+    return harness_program(SG, SG.check(s))
+
+
 # ---------------------------------------------------------------- from Python
 
 def _read(scenario: Scenario) -> tuple[dict, Optional[str], bool]:

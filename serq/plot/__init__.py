@@ -1,8 +1,9 @@
 """Plots of serQ's outputs (matplotlib, the extra ``serq[plot]``):
 
 * ``table(source, x=, y=, by=)`` — a sweep's metric against an input: per
-  x, the mean across seeds (a line), the seeds' least to greatest (a band)
-  and each seed (a dot); one line per value of ``by``;
+  x, the mean (or median) across seeds (a line), the seeds' least to
+  greatest (a band), each seed (a dot) and each unstable seed (a cross); one
+  line per value of ``by``, and per table when several are compared;
 * ``samples(source)`` — an observation's samples (``--dump DIR`` writes
   ``DIR/NAME.csv``): a histogram and the empirical CDF side by side;
 * ``gauge(source)`` — a gauge's change points (``DIR/gauge/NAME.csv``) as a
@@ -118,25 +119,140 @@ def _is_num(v) -> bool:
 
 
 def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict] = None,
-          logx: bool = False, logy: bool = False, title: Optional[str] = None):
-    """``y`` against ``x`` across a sweep: the mean over the seeds as a line,
-    their least to greatest as a band, each seed as a dot; one line per value
-    of ``by``.  ``where`` keeps the rows whose inputs have these values
-    (``{"B": 2048}``).  Every other input must be constant."""
+          logx: bool = False, logy: bool = False, title: Optional[str] = None, stat: str = "mean",
+          labels: Optional[list] = None):
+    """``y`` against ``x`` across a sweep: per x, the mean over the seeds (or
+    their median, ``stat="median"``) as a line, their least to greatest as a
+    band, each seed as a dot, and each unstable seed (a count still growing at
+    the end or stuck sessions, ``serq.tables.summary``) as a cross; one line
+    per value of ``by``.  ``source`` is a table (a path, a ``Sweep``, a
+    DataFrame, ``(columns, rows)``) or several to compare in one plot: a list
+    (named by ``labels``, else by their paths) or a dict ``{label: table}``.
+    ``where`` keeps the rows whose inputs have these values (``{"B": 2048}``).
+    Every other input of a table must be constant.  A value the axes cannot
+    hold (not finite, beyond ±1e306) is left out and counted in the title."""
     from .. import args
     from ..tables.spread import spread
+    from ..tables.summary import is_unstable
     where_ = "serq.plot.table"
     for name, v in (("x", x), ("y", y)):
         args.text(where_, name, v)
     args.text(where_, "by", by, optional=True)
     args.text(where_, "title", title, optional=True)
+    args.text(where_, "stat", stat)
     args.flag(where_, "logx", logx)
     args.flag(where_, "logy", logy)
     if where is not None and not isinstance(where, dict):
         raise args.wrong(where_, "where", "a dict of inputs' values", where)
-    cols, rows, inputs = _rows(source)
+    if labels is not None and (not isinstance(labels, (list, tuple)) or not all(isinstance(v, str) for v in labels)):
+        raise args.wrong(where_, "labels", "a list of str", labels)
+    if stat not in STATS:
+        raise _err(f"stat={stat!r} is not one of {', '.join(STATS)}", help=did_you_mean(str(stat), STATS))
+    tables = _tables(source, labels)
+    series = []      # (label, {x: [(y, unstable)]})
+    all_x, numeric_x, nseeds, off = [], True, set(), 0
+    for label, src in tables:
+        cols, rows, inputs = _rows(src)
+        rows, left = _kept(cols, rows, inputs, x, y, by, where, label, src)
+        off += left
+        xs_all = [r.get(x) for r in rows]
+        numeric_x = numeric_x and all(_is_num(v) for v in xs_all)
+        all_x.extend(xs_all)
+        nseeds |= {(label, r.get("seed")) for r in rows} if "seed" in cols else {(label, None)}
+        groups: dict = {}
+        for r in rows:
+            groups.setdefault(r.get(by) if by else None, {}).setdefault(r.get(x), []).append(
+                (r.get(y), is_unstable(r)))
+        for g, by_x in groups.items():
+            name = ", ".join(p for p in (label, f"{by} = {_fmt(g)}" if by else None) if p) or \
+                f"{stat} over seeds"
+            series.append((name, by_x))
+    fig, (ax,) = _figure()
+    order = list(dict.fromkeys(all_x))
+    pos = {v: i for i, v in enumerate(order)}
+    marked = False
+    for gi, (label, by_x) in enumerate(series):
+        xs = sorted(by_x, key=lambda v: v if numeric_x else pos[v])
+        px = [v if numeric_x else pos[v] for v in xs]
+        stats = [spread([v for v, _ in by_x[xv]]) for xv in xs]
+        color = f"C{gi % 10}"
+        ax.plot(px, [getattr(s, stat) for s in stats], marker=MARKERS[gi % len(MARKERS)],
+                linestyle=LINES[gi % len(LINES)], color=color, label=label)
+        ax.fill_between(px, [s.min for s in stats], [s.max for s in stats], color=color, alpha=0.2,
+                        linewidth=0)
+        dots = [(p, v) for p, xv in zip(px, xs) for v, bad in by_x[xv] if _finite(v) and not bad]
+        if dots:
+            ax.scatter([d[0] for d in dots], [d[1] for d in dots], s=14, color=color, alpha=0.6,
+                       linewidths=0)
+        bad = [(p, v) for p, xv in zip(px, xs) for v, b in by_x[xv] if _finite(v) and b]
+        if bad:
+            ax.scatter([d[0] for d in bad], [d[1] for d in bad], s=48, marker="x", color=color, linewidths=1.6,
+                       label=None if marked else UNSTABLE, zorder=3)
+            marked = True
+    if not numeric_x:
+        ax.set_xticks(range(len(order)), [_fmt(v) for v in order])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    seeds = {s for _, s in nseeds}
+    n = len(seeds)
+    ax.set_title(title or f"{y} against {x}: {stat} and range over {n} seed{'s' if n != 1 else ''}"
+                 + (f" ({_left_out(off)})" if off else ""))
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(title=None, fontsize="small")
+    return fig
+
+
+STATS = ("mean", "median")
+UNSTABLE = "unstable seed (still growing or stuck)"
+
+
+def _finite(v) -> bool:
+    return v is not None and v == v
+
+
+def _tables(source, labels) -> list:
+    """``[(label, table)]``: one table (label None) or several."""
+    if isinstance(source, dict):
+        if labels is not None:
+            raise _err("labels= names a list of tables; a dict's keys are its labels")
+        items = [(str(k), v) for k, v in source.items()]
+    elif isinstance(source, list):
+        if labels is not None and len(labels) != len(source):
+            raise _err(f"{len(labels)} label{'s' if len(labels) != 1 else ''} for {len(source)} tables",
+                       help="one --label per table, in their order")
+        items = [(str(labels[i]) if labels is not None else _table_name(t, i), t) for i, t in enumerate(source)]
+    else:
+        if labels is not None and len(labels) != 1:
+            raise _err(f"{len(labels)} labels for one table", help="one --label per table, in their order")
+        return [(None if labels is None else str(labels[0]), source)]
+    if not items:
+        raise _err("no table to plot")
+    names = [k for k, _ in items]
+    dup = next((k for i, k in enumerate(names) if k in names[:i]), None)
+    if dup is not None:
+        raise _err(f"two tables are labelled `{dup}`", help="give each its own --label")
+    return items
+
+
+def _table_name(t, i: int) -> str:
+    if isinstance(t, (str, os.PathLike)):
+        return os.path.splitext(os.path.basename(os.fspath(t)))[0]
+    return f"table {i + 1}"
+
+
+def _kept(cols, rows, inputs, x, y, by, where, label, source=None) -> tuple[list, int]:
+    """The rows of one table the plot draws, its columns checked, and how many
+    values were left out (a y the axes cannot hold is left out of its row, a
+    numeric x the axis cannot place leaves its row out)."""
     # (a table read from a file is named in what is said of it)
     named = f"the table {os.fspath(source)}" if isinstance(source, (str, os.PathLike)) else "the table"
+    if label and not isinstance(source, (str, os.PathLike)):
+        named = f"the table {label}"
+    of = f" of {named}"
     _column(x, cols, "--x", named)
     _column(y, cols, "--y", named)
     if by is not None:
@@ -145,7 +261,7 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
         _column(k, cols, "--where", named)
         rows = [r for r in rows if r.get(k) == v or str(r.get(k)) == str(v)]
         if not rows:
-            raise _err(f"no row of {named} has {k} = {v}")
+            raise _err(f"no row{of} has {k} = {v}")
     if not rows:
         raise _err(f"{named} has no rows")
     for name in inputs:
@@ -158,7 +274,7 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
                        help=f"--by {name}, or keep one value: --where {name}={some[0]}")
     ys = [r.get(y) for r in rows]
     if not all(_is_num(v) or v is None for v in ys):
-        raise _err(f"the column `{y}` of {named} is not a number")
+        raise _err(f"the column `{y}`{of} is not a number")
     off = sum(1 for v in ys if v is not None and not _plottable(v))
     rows = [dict(r, **{y: r.get(y) if r.get(y) is None or _plottable(r.get(y)) else None}) for r in rows]
     if all(_is_num(r.get(x)) for r in rows):       # an x the axis cannot place: its rows left out
@@ -166,42 +282,7 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
         rows = [r for r in rows if _plottable(r.get(x))]
         if not rows:
             raise _err(f"{named} has no row whose `{x}` a plot's axis holds ({_left_out(off)})")
-    xs_all = [r.get(x) for r in rows]
-    numeric_x = all(_is_num(v) for v in xs_all)
-    groups: dict = {}
-    for r in rows:
-        groups.setdefault(r.get(by) if by else None, {}).setdefault(r.get(x), []).append(r.get(y))
-    fig, (ax,) = _figure()
-    order = list(dict.fromkeys(xs_all))
-    pos = {v: i for i, v in enumerate(order)}
-    for gi, (g, by_x) in enumerate(groups.items()):
-        xs = sorted(by_x, key=lambda v: v if numeric_x else pos[v])
-        px = [v if numeric_x else pos[v] for v in xs]
-        stats = [spread(by_x[v]) for v in xs]
-        color = f"C{gi % 10}"
-        label = f"{by} = {_fmt(g)}" if by else "mean over seeds"
-        ax.plot(px, [s.mean for s in stats], marker=MARKERS[gi % len(MARKERS)],
-                linestyle=LINES[gi % len(LINES)], color=color, label=label)
-        ax.fill_between(px, [s.min for s in stats], [s.max for s in stats], color=color, alpha=0.2,
-                        linewidth=0)
-        dots = [(p, v) for p, xv in zip(px, xs) for v in by_x[xv] if v is not None and v == v]
-        if dots:
-            ax.scatter([d[0] for d in dots], [d[1] for d in dots], s=9, color=color, alpha=0.5,
-                       linewidths=0)
-    if not numeric_x:
-        ax.set_xticks(range(len(order)), [_fmt(v) for v in order])
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    nseeds = len({r.get("seed") for r in rows}) if "seed" in cols else 1
-    ax.set_title(title or f"{y} against {x}: mean and range over {nseeds} seed{'s' if nseeds != 1 else ''}"
-                 + (f" ({_left_out(off)})" if off else ""))
-    if logx:
-        ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.grid(True, alpha=0.3)
-    ax.legend(title=None, fontsize="small")
-    return fig
+    return rows, off
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P")

@@ -63,7 +63,7 @@ from .errors import Fault, fmt_num
 from .statements import (CS, MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_DROP, OP_END, OP_FORK, OP_GROW,
                          OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN, OP_SEG, OP_SET, OP_TURN,
                          OP_WHILE)
-from .stages import DelayStage, FifoStage, Job
+from .stages import MODE_AWAIT, DelayStage, FifoStage, Job
 from .threads import F_ROOT, S_ENDED, S_JOIN, S_RUNNING, S_STAGE, SERIAL, TURN_NO, Session, Thread
 from .workload import turn_index
 
@@ -438,7 +438,7 @@ def _client_log(g, sim):
 def _run(g, c):
     """``Sim.do_run``, written out for a stage named by a constant."""
     stage = c.stage_const
-    if stage is None:
+    if stage is None or c.mode == MODE_AWAIT:     # `await;` waits with no work: the interpreter's path
         g.emit(f"if sim.do_run(t, {g.bind(c, '_cs')}):")
         g.emit("return True", 2)
         return

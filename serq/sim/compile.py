@@ -34,6 +34,7 @@ from ..ir import model as M
 from ..ir.expr import apply_binary, apply_fn, const_value, dist_problem, power, truth, walk
 from .errors import Fault, fmt_num
 from .rng import DISTS, h2_consts
+from .stages import MODE_DECODE
 
 CTX = {name: i for i, name in enumerate(M.CTX_VARS)}
 NOW = CTX["Now"]
@@ -256,7 +257,38 @@ class Compiler:
             return f"{self.bind(self.price(e), '_f')}(t)"
         if t_ is M.EAgg:
             return f"{self.bind(self.sim.agg_fn(e.agg, e.observe), '_f')}(t)"
+        if t_ is M.ERunSum:
+            return f"{self.bind(self.running_sum(e), '_f')}(t)"
         raise TypeError(f"unknown expression {e!r}")  # pragma: no cover
+
+    def running_sum(self, e: M.ERunSum):
+        """``sum r in running (e)``: e read for each resident of the engine
+        as it stands (decoding, admission, remaining and its growing hold's
+        position set for it)."""
+        f = self.expr(e.expr)
+        sim = self.sim
+        sid = e.stage
+        ctx = sim.ctx
+        c_dec, c_adm, c_rem, c_pos = CTX["Decoding"], CTX["Admission"], CTX["Remaining"], CTX["Position"]
+        decode = MODE_DECODE   # noqa: F841 (read by run_sum)
+
+        def run_sum(_t):
+            saved = ctx[c_dec], ctx[c_adm], ctx[c_rem], ctx[c_pos]
+            tot = 0.0
+            try:
+                for j in sim.stages[sid].residents:
+                    if not j.alive:
+                        continue
+                    ctx[c_dec] = 1.0 if j.mode == decode else 0.0
+                    ctx[c_adm] = float(j.order)
+                    ctx[c_rem] = j.rem
+                    pa = j.pa
+                    ctx[c_pos] = pa.pos if pa is not None and not pa.released else 0.0
+                    tot += f(j.thread)
+            finally:
+                ctx[c_dec], ctx[c_adm], ctx[c_rem], ctx[c_pos] = saved
+            return tot
+        return run_sum
 
     def sample(self, e: M.ESample, d: int) -> str:
         """A draw.  Where the distribution is a formula of its uniforms

@@ -19,7 +19,7 @@ import math
 from .codegen import fault_loc
 from .compile import check_amount, check_guard
 from .errors import Fault
-from .stages import Job
+from .stages import MODE_AWAIT, Job
 from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
                          OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
                          OP_SEG, OP_SET, OP_TURN, OP_WHILE)
@@ -160,7 +160,7 @@ class Interpreter:
         w = st.f(t)
         if not (w >= 0.0):
             check_amount(w, st.what)
-        if w == 0.0:
+        if w == 0.0 and st.mode != MODE_AWAIT:
             return False
         self.job_seq += 1
         job = Job(t, stage, w, st.mode, self.now, self.job_seq)

@@ -99,6 +99,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         self.npreempt = 0
         self.rel_seq = 0
         self.alloc_seq = 0
+        self.unfit = None       # the pool the last refused admission did not fit (waiting.blocked)
         self.adm_counter = 0
         self.job_seq = 0
         self.ready = deque()

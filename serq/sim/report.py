@@ -71,7 +71,8 @@ def _div(a, b):
 class Report:
     """What a run reports.  ``text()`` is the text report, ``data()`` the JSON
     report, ``dump(dir)`` the sample CSVs; ``stuck_sessions`` the number
-    of stuck sessions (the CLI exits 1 when it is not 0)."""
+    of stuck sessions (a note; the run finished all the same, and `serq
+    run` exits 0)."""
 
     def __init__(self, sim, origin: dict | None = None):
         p = sim.program
@@ -172,8 +173,14 @@ class Report:
                 out.append(f"rejected: pool {pl.label} rejected {_count(n, 'request')} that can never fit "
                            f"(cap {_fmt_int(pl.cap)}); {'its session' if n == 1 else 'their sessions'} ended")
         if self.stuck_sessions:
+            at = [p["name"] for p in d["pools"] if p["stuck"]]
             out.append(f"stuck: {_count(self.stuck_sessions, 'session')} preempted again without advancing "
-                       "past their previous preemption")
+                       f"past their previous preemption{' at pool ' + ', '.join(at) if at else ''}: a preemption "
+                       "storm (vLLM's scheduler, when its KV cache cannot hold what the running requests grow "
+                       "to, preempts the last admitted and recomputes it, again and again); the run finished, "
+                       "and their stuck turns are not in its figures. To change: a lower load, fewer requests "
+                       "at once (vLLM's max_num_seqs), more KV blocks (num_gpu_blocks), shorter requests or "
+                       "another instance")
         for name, avg in self._growing:
             out.append(f"growing: {_what(name)} rose over the run's second half (time averages "
                        f"{', '.join(_sig(a) for a in avg)} over its quarters): it may not have settled; "

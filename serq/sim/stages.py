@@ -21,8 +21,8 @@ from heapq import heappush as _heappush
 from ..ir import model as M
 from .errors import Fault, fmt_num
 
-MODE_PLAIN, MODE_PREFILL, MODE_DECODE = 0, 1, 2
-MODES = {"Plain": MODE_PLAIN, "Prefill": MODE_PREFILL, "Decode": MODE_DECODE}
+MODE_PLAIN, MODE_PREFILL, MODE_DECODE, MODE_AWAIT = 0, 1, 2, 3
+MODES = {"Plain": MODE_PLAIN, "Prefill": MODE_PREFILL, "Decode": MODE_DECODE, "Await": MODE_AWAIT}
 
 
 class Job:

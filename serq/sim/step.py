@@ -40,19 +40,20 @@ from .errors import Fault, fmt_num
 from . import stroke
 from .limits import WATCH_RESIDENTS
 from .pools import GROW_SELF, GROW_STALL
-from .stages import MODE_DECODE, MODE_PREFILL, Stage
+from .stages import MODE_AWAIT, MODE_DECODE, MODE_PREFILL, Stage
+from .threads import TURN_NO
 
 C_NRES, C_NDEC, C_KVB, C_KVP = CTX["Nres"], CTX["Ndec"], CTX["Kvb"], CTX["Kvp"]
 C_NTOK, C_NPRE, C_ATTN = CTX["Ntok"], CTX["Npre"], CTX["Attn"]
 C_DECODING, C_ADMISSION, C_REMAINING = CTX["Decoding"], CTX["Admission"], CTX["Remaining"]
-C_ADMITTED, C_PREEMPTED = CTX["Admitted"], CTX["Preempted"]
+C_ADMITTED, C_PREEMPTED, C_BLOCKED = CTX["Admitted"], CTX["Preempted"], CTX["Blocked"]
 
 I_SERVE, I_ADMIT, I_BRANCH, I_SET = 0, 1, 2, 3
 
 
 class Plan:
     __slots__ = ("budget", "left", "chunk", "batch", "pre0", "admitted", "no_admit", "ended",
-                 "it", "full", "admitted_sids")
+                 "it", "full", "admitted_sids", "blocked")
 
     def __init__(self, budget, chunk, pre0, it):
         self.budget = budget
@@ -65,6 +66,7 @@ class Plan:
         self.ended = False      # a grower preempted itself under lifo: no more serving
         self.it = it
         self.full = False       # exclusive prefill: headers see the full budget
+        self.blocked = 0.0      # admission stopped at a head the engine's memory could not hold
 
 
 def is_lifo(keys) -> bool:
@@ -95,6 +97,7 @@ class StepStage(Stage):
         self.memory = None if k.memory is None else sim.pools[k.memory]
         self.mem_pid = k.memory
         self.residents = []
+        self.turn_done = {}         # session -> the turn last counted `completed` (a request, not a run)
         self.iterating = False
         self.plan = None
         self.planning = False
@@ -119,6 +122,9 @@ class StepStage(Stage):
         self.need_kv = bool(needs & {"Kvb", "Kvp"}) or self.items is not None
         self.need_attn = "Attn" in needs
         self.claims_every = []
+        self.awaits = any(type(s) is M.SRun and s.mode == "Await" and s.stage.base <= sid < s.stage.base + s.stage.count
+                          for b in sim.program.blocks for s in b.stmts)
+        self.awaiting = ()
         self.strokes = sim.strokes and stroke.eligible(self, decl)
         self.head_memo = {}     # hold statement -> what its refusal reads (serq.sim.stroke)
         self.stroke_iters = 0   # iterations advanced in strokes (for the tests and the benchmark)
@@ -236,6 +242,7 @@ class StepStage(Stage):
         ctx[C_NPRE] = npre
         ctx[C_ADMITTED] = float(plan.admitted)
         ctx[C_PREEMPTED] = float(self.sim.npreempt - plan.pre0)
+        ctx[C_BLOCKED] = plan.blocked
 
     # -- budget_left ---------------------------------------------------------
     def budget_left_query(self) -> float:
@@ -311,7 +318,10 @@ class StepStage(Stage):
         self.planning = False
         batch = plan.batch
         preempted = sim.npreempt - plan.pre0
-        if not batch and not preempted:
+        # the residents awaiting this iteration (`await;`): it runs for them
+        # too, and they leave when it ends
+        awaiting = [j for j in self.residents if j.mode == MODE_AWAIT and j.alive] if self.awaits else ()
+        if not batch and not preempted and not awaiting:
             self.plan = None
             if saved_regs is not None and not plan.admitted:
                 for r, v in zip(self.regs, saved_regs):
@@ -381,6 +391,7 @@ class StepStage(Stage):
             sim.check_iteration_claims(self, plan)
         if now >= sim.warmup:
             self.iterations += 1
+        self.awaiting = awaiting
         sim.schedule(now + cost, self._end, batch)
         return True
 
@@ -505,9 +516,21 @@ class StepStage(Stage):
             if not pool.nqueued:
                 continue
             req = pool.head()
+            # the header reads the iteration's batch so far (batch.tokens, batch.prefilled)
+            ntok = npre = 0.0
+            for j in plan.batch:
+                ntok += j.plan_n
+                if j.mode == MODE_PREFILL:
+                    npre += j.plan_n
+            ctx = sim.ctx
+            ctx[C_NTOK] = ntok
+            ctx[C_NPRE] = npre
+            sim.unfit = None
             vals = sim.fits_req(req)
             if vals is None:
                 plan.no_admit = True
+                if sim.unfit is not None and sim.unfit == self.mem_pid:
+                    plan.blocked = 1.0
                 return None
             t = req.thread
             sim.admit(req, vals)
@@ -596,22 +619,38 @@ class StepStage(Stage):
             if j.mode == MODE_DECODE:
                 sim.client_decode(j.thread, n)
         self.served_total += served
+        awaited = self.awaiting
+        if awaited:
+            self.awaiting = ()
+            done_any = True
         if done_any:
             res = self.residents
-            done = [j for j in res if j.rem == 0.0]
+            # a resident awaiting an iteration (`await;`) leaves at the end of
+            # one it was there for
+            done = [j for j in res if j.rem == 0.0 and (j.mode != MODE_AWAIT or j in awaited)]
             # a job's end only makes its thread ready: the residents leave in
             # one pass, not one list.remove each (a machine job's callback
             # may read them, so then each leaves as it ends)
             one_pass = all(j.thread is not None for j in done)
             if one_pass:
-                res[:] = [j for j in res if j.rem != 0.0]
+                if awaited:
+                    gone = {id(j) for j in done}
+                    res[:] = [j for j in res if id(j) not in gone]
+                else:
+                    res[:] = [j for j in res if j.rem != 0.0]
             for j in done:
                 if not one_pass:
                     res.remove(j)
                 self.n -= 1
                 j.alive = False
                 if now >= sim.warmup:
-                    self.completed += 1
+                    # an engine completes requests: a turn's runs there (its
+                    # prefill, its decode, a recompute after a preemption)
+                    # count once, at the first that ends after the warm-up
+                    th = j.thread
+                    if self.turn_done.get(th.sess.sid) != th.a[TURN_NO]:
+                        self.turn_done[th.sess.sid] = th.a[TURN_NO]
+                        self.completed += 1
                     self.serv_sum += now - j.t_arr
                 if j.mode == MODE_PREFILL:
                     sim.client_prefill_end(j.thread)

@@ -80,7 +80,7 @@ def steady(e: M.Expr, ok=_CTX_OK) -> bool:
         t = type(x)
         if t is M.ECtx and x.var not in ok:
             return False
-        if t in (M.ESample, M.EPrice, M.EAgg):
+        if t in (M.ESample, M.EPrice, M.EAgg, M.ERunSum):
             return False
         if t is M.EQuery and x.query not in _QUERY_OK:
             return False

@@ -26,8 +26,8 @@ __all__ = ["sweep", "Sweep"]
 class Sweep:
     """A finished sweep: ``inputs`` (the swept names, in order), ``seeds``,
     ``rows`` (one dict per point and seed), ``columns``, ``seconds`` (the wall
-    time); ``to_frame()``, ``write(path)``, ``summary()``, ``text()``,
-    ``plot(x=, y=, by=)``."""
+    time); ``to_frame()``, ``write(path)``, ``summary()``, ``under(metric,
+    bound)``, ``text()``, ``plot(x=, y=, by=)``."""
 
     def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
         from ..tables.table import columns
@@ -67,10 +67,15 @@ class Sweep:
     # -- the spread across seeds ------------------------------------------------
     def default_metrics(self) -> list:
         """The columns ``text()`` shows by default: each observe's mean, the
-        client's TTFT, each pool's preemptions (where one has any)."""
+        client's TTFT (its response time when no run recorded a TTFT: a
+        program without an engine), each pool's preemptions (where one has
+        any)."""
         out = [c for c in self.columns if c.count(".") == 1 and c.endswith(".mean") and not c.startswith("run.")]
-        if "client.ttft.mean" in self.columns:
-            out.append("client.ttft.mean")
+        for name in ("ttft", "response"):
+            if any(isinstance(r.get(f"client.{name}.count"), int) and r[f"client.{name}.count"] > 0
+                   for r in self.rows):
+                out.append(f"client.{name}.mean")
+                break
         out += [c for c in self.columns if c.startswith("pool.") and c.endswith(".preemptions")
                 and any((r.get(c) or 0) != 0 for r in self.rows)]
         return out
@@ -78,14 +83,30 @@ class Sweep:
     def summary(self, metrics: Optional[list] = None) -> list:
         """Per point and metric, the spread across seeds: dicts of the point's
         inputs, ``metric``, ``seeds``, ``mean``, ``half`` (the t-interval's
-        half-width, 95 %), ``min``, ``max``."""
+        half-width, 95 %), ``median``, ``min``, ``max``, ``unstable`` (the
+        point's seeds whose run is unstable: a count still growing at the end
+        or stuck sessions, ``serq.tables.summary``)."""
+        from ..tables.summary import summarise
         metrics = self._metrics(metrics)
+        return [{**point, "metric": m, **summarise(rows, m)} for point, rows in self._points() for m in metrics]
+
+    def under(self, metric: str, bound: float) -> list:
+        """Per point, how many seeds keep ``metric`` under ``bound`` (strictly):
+        dicts of the point's inputs, ``metric``, ``bound``, ``seeds``,
+        ``under`` (the seeds under), ``over`` (``(seed, value)`` of the others),
+        ``missing`` (the seeds without a value), ``unstable`` (the seeds whose
+        run is unstable) and ``shaky`` (those under whose run is unstable: a
+        longer horizon may put them over)."""
+        from ..tables.summary import under
+        self._metrics([metric])
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
+            from ..api.program import usage
+            raise usage(f"the bound of {metric} is a number, not {bound!r}")
         out = []
         for point, rows in self._points():
-            for m in metrics:
-                s = spread([r.get(m) for r in rows])
-                out.append({**point, "metric": m, "seeds": s.n, "mean": s.mean, "half": s.half,
-                            "min": s.min, "max": s.max})
+            u = under(rows, metric, float(bound))
+            out.append({**point, "metric": metric, "bound": float(bound), "seeds": u.seeds, "under": u.under,
+                        "over": u.over, "missing": u.missing, "unstable": u.unstable, "shaky": u.shaky})
         return out
 
     def _metrics(self, metrics):
@@ -109,42 +130,97 @@ class Sweep:
             groups.setdefault(key, []).append(r)
         return [(dict(zip(self.inputs, k)), rows) for k, rows in groups.items()]
 
-    def text(self, metrics: Optional[list] = None) -> str:
-        """The spread across seeds as a table (what ``serq sweep`` prints)."""
+    def text(self, metrics: Optional[list] = None, under: Optional[list] = None) -> str:
+        """The spread across seeds as a table (what ``serq sweep`` prints);
+        with ``under`` (``[(metric, bound), …]``), per point how many seeds
+        keep each metric under its bound; then the notes."""
         from ..sim.report import _f, _table
+        from ..tables.summary import fmt_bound
+        shown, fixed = self._shown()
         rows = []
         for s in self.summary(metrics):
-            rows.append([_param(s[n]) for n in self.inputs] +
+            rows.append([_param(s[n]) for n in shown] +
                         [s["metric"], str(s["seeds"]), _f(s["mean"], 4),
                          "NaN" if s["half"] != s["half"] else f"±{s['half']:.4f}",
-                         _f(s["min"], 4), _f(s["max"], 4)])
-        header = self.inputs + ["metric", "seeds", "mean", "95% t", "min", "max"]
-        lines = _table(header, rows, left=0) if rows else []
-        notes = self.notes()
+                         _f(s["median"], 4), _f(s["min"], 4), _f(s["max"], 4), str(s["unstable"])])
+        header = shown + ["metric", "seeds", "mean", "95% t", "median", "min", "max", "unstable"]
+        blocks = [_table(header, rows, left=0)] if rows else []
+        if fixed and rows:
+            blocks.insert(0, ["every point: " + " ".join(f"{n}={_param(self.rows[0][n])}" for n in fixed)])
+        for metric, bound in under or []:
+            table = []
+            for u in self.under(metric, bound):
+                table.append([_param(u[n]) for n in shown] +
+                             [f"{len(u['under'])} of {len(u['seeds'])} seeds under",
+                              ", ".join(f"{s} ({_f(v, 4)})" for s, v in u["over"]) or "-",
+                              ", ".join(map(str, u["unstable"])) or "-"])
+            blocks.append(_table(shown + [f"{metric} < {fmt_bound(bound)}", "over (seed, value)",
+                                          "unstable seeds"], table, left=len(shown) + 3))
+        notes = self.notes(under)
+        lines = []
+        for b in blocks:
+            lines += ([""] if lines and len(b) > 1 else []) + b
         return "\n".join(lines + ([""] if lines and notes else []) + notes)
 
-    def notes(self) -> list:
-        """Lines about runs whose means are not over all the traffic: stuck
-        sessions or rejected requests at a pool."""
+    def _shown(self) -> tuple:
+        """(the inputs whose values vary across the points, in order; those
+        given one value): the text shows the first per point, the others once."""
+        shown = [n for n in self.inputs if len({repr(r.get(n)) for r in self.rows}) > 1]
+        return shown, [n for n in self.inputs if n not in shown]
+
+    def notes(self, under: Optional[list] = None) -> list:
+        """Lines about runs whose means are not over all the traffic or not a
+        steady state's: each unstable run and why, rejected requests at a
+        pool, and with ``under`` each point whose seeds under a bound include
+        unstable ones (a longer horizon may change the verdict)."""
+        from ..tables.summary import fmt_bound, is_unstable, why_unstable
         out = []
-        for col, what in ((".stuck", "stuck sessions"), (".rejected", "rejected requests")):
-            for c in self.columns:
-                if c.startswith("pool.") and c.endswith(col):
-                    bad = [r for r in self.rows if (r.get(c) or 0) > 0]
-                    if bad:
-                        pool = c[len("pool."):-len(col)]
-                        out.append(f"note: {len(bad)} of {len(self.rows)} runs have {what} at pool {pool} "
-                                   f"(column {c})")
+        shown, _ = self._shown()
+        bad = [r for r in self.rows if is_unstable(r)]
+        for r in bad:
+            where = " ".join(f"{n}={_param(r[n])}" for n in shown)
+            out.append(f"unstable: {where + ' ' if where else ''}seed {r.get('seed')}: {why_unstable(r)}")
+        if bad:
+            pts = len({tuple(r[n] for n in self.inputs) for r in bad})
+            out.append(f"unstable: {len(bad)} of {len(self.rows)} runs"
+                       + (f", at {pts} of {len(self._points())} points" if self.inputs else "")
+                       + ": their means are not a steady state's (a longer run would measure others); "
+                         "read the median and each seed's row")
+        for c in self.columns:
+            if c.startswith("pool.") and c.endswith(".rejected"):
+                n = sum(1 for r in self.rows if (r.get(c) or 0) > 0)
+                if n:
+                    out.append(f"note: {n} of {len(self.rows)} runs have rejected requests at pool "
+                               f"{c[len('pool.'):-len('.rejected')]} (column {c})")
+        horizon = next((r.get("made.horizon") for r in self.rows if r.get("made.horizon") is not None), None)
+        longer = f" (try --horizon {_param(2 * horizon)})" if isinstance(horizon, (int, float)) else ""
+        for metric, bound in under or []:
+            us = self.under(metric, bound)
+            for u in us:
+                where = " ".join(f"{n}={_param(u[n])}" for n in shown)
+                if u["shaky"]:
+                    seeds = ", ".join(map(str, u["shaky"]))
+                    out.append(f"horizon: {where + ': ' if where else ''}{metric} is under {fmt_bound(bound)} on "
+                               f"seed{'s' if len(u['shaky']) != 1 else ''} {seeds}, whose run is unstable: a longer "
+                               f"horizon may put {'them' if len(u['shaky']) != 1 else 'it'} over" + longer)
+                elif len(u["under"]) == len(u["seeds"]):
+                    near = _neighbour(self.inputs, u, us)
+                    if near is not None:
+                        there = " ".join(f"{n}={_param(near[n])}" for n in shown)
+                        out.append(f"horizon: {where}: every seed is under {fmt_bound(bound)} and stable, but at "
+                                   f"{there} {len(near['unstable'])} of {len(near['seeds'])} seeds "
+                                   f"{'is' if len(near['unstable']) == 1 else 'are'} unstable: an "
+                                   f"overload there is a rare event here, which a longer horizon may meet" + longer)
         return out
 
     def _repr_html_(self):
         import html
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.inputs + ["metric", "seeds", "mean",
-                                                                             "95% t", "min", "max"])
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.inputs + ["metric", "seeds", "mean", "95% t",
+                                                                             "median", "min", "max", "unstable"])
         body = []
         for s in self.summary():
             cells = [_param(s[n]) for n in self.inputs] + [s["metric"], str(s["seeds"])] + \
-                [f"{v:.6g}" for v in (s["mean"], s["half"], s["min"], s["max"])]
+                [f"{v:.6g}" for v in (s["mean"], s["half"], s["median"], s["min"], s["max"])] + [str(s["unstable"])]
             body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
         return (f"<p>{html.escape(repr(self))}</p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(body)}</tbody></table>")
@@ -153,6 +229,22 @@ class Sweep:
         """``serq.plot.table(self, x=…, y=…, by=…)``: a matplotlib Figure."""
         from ..plot import table
         return table(self, x=x, y=y, by=by, **kw)
+
+
+def _neighbour(inputs: list, u: dict, points: list):
+    """The point next to ``u`` along one input (the next larger of its
+    values, the others the same) when that point has unstable seeds; else
+    None."""
+    for name in inputs:
+        if not isinstance(u[name], (int, float)):
+            continue
+        same = [q for q in points if all(q[n] == u[n] for n in inputs if n != name)
+                and isinstance(q[name], (int, float)) and q[name] > u[name]]
+        if same:
+            nxt = min(same, key=lambda q: q[name])
+            if nxt["unstable"]:
+                return nxt
+    return None
 
 
 def _diag(message: str, help=None):
@@ -168,11 +260,14 @@ def _param(v) -> str:
 
 def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
           arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
-          progress: Optional[bool] = None, out: Optional[str] = None, force: bool = False) -> Sweep:
+          progress: Optional[bool] = None, out: Optional[str] = None, force: bool = False,
+          instance: Optional[str] = None) -> Sweep:
     """Run ``program`` (a path or a :class:`serq.Program`) at every combination
     of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
     on every seed (``range(1, 6)`` or ``"1-5"``), each run with ``horizon``,
-    ``warmup``, ``arrivals`` and ``trace`` as ``prog.run`` takes them.
+    ``warmup``, ``arrivals`` and ``trace`` as ``prog.run`` takes them: a
+    setting left out is the instance's (``instance=``, else the program's
+    default instance), as for ``serq run``.
 
     ``jobs``: processes (default: every core); ``dask``: ``"local"`` (a
     LocalCluster of ``jobs`` worker processes), a scheduler's address, or a
@@ -186,7 +281,11 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     from ..tables.table import check_place, table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
-        program = load(A.path("serq.sweep", "program", program))
+        program = load(A.path("serq.sweep", "program", program),
+                       instance=None if instance is None else A.path("serq.sweep", "instance", instance))
+    elif instance is not None:
+        raise usage("instance= is for a program's path; a loaded program has its instance",
+                    help="serq.load(path, instance=FILE)")
     lists = G.value_lists(set)
     seed_list = G.parse_seeds(seeds)
     if lists and program.from_ir:
@@ -195,7 +294,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if out is not None:
         out = A.path("serq.sweep", "out", out)
         table_format(out)
-        check_place(out, force=A.flag("serq.sweep", "force", force), inputs=[program.path])
+        check_place(out, force=A.flag("serq.sweep", "force", force), inputs=[program.path, instance, trace])
     if jobs is None:
         jobs = backends.cpus()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:

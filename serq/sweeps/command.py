@@ -20,8 +20,10 @@ def _bad(e: SerqError, hint: str) -> click.BadParameter:
               help="an input's values (commas outside parentheses separate them); repeat for a grid")
 @click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
               help="the seeds of every point: 1-5, 1,3,7 or 1-3,10")
-@click.option("--horizon", type=float, help="each run's length")
-@click.option("--warmup", type=float, help="time discarded before recording")
+@click.option("--horizon", type=float, help="each run's length (default: the instance's)")
+@click.option("--warmup", type=float, help="time discarded before recording (default: the instance's)")
+@click.option("--instance", type=click.Path(dir_okay=False),
+              help="an instance file (default: the program's, instances/NAME.sq beside it)")
 @click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")
 @click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")
 @click.option("--jobs", type=click.IntRange(min=1), help="processes (default: every core); with "
@@ -33,10 +35,14 @@ def _bad(e: SerqError, hint: str) -> click.BadParameter:
 @click.option("--show", "show", multiple=True, metavar="COLUMN",
               help="a column to summarise across seeds (default: the observes' means, the client's "
                    "TTFT, the pools' preemptions)")
+@click.option("--under", "unders", multiple=True, metavar="COLUMN=VALUE",
+              help="per point, how many seeds keep COLUMN under VALUE (e.g. client.ttft.p95=0.5)")
 @click.option("--force", is_flag=True, help="write over a --out file that is not a table a sweep wrote")
-def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target, out, show, force):
+def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, dask_target, out, show, unders,
+          force):
     """Run FILE at every combination of the --set values on every seed; write
-    the table and print, per point, the mean across seeds and its spread."""
+    the table and print, per point, the spread across seeds (mean, interval,
+    median, least, greatest) and how many seeds were unstable."""
     from . import grid as G, sweep as run_sweep
     from ..tables.table import check_place, table_format
     try:
@@ -52,9 +58,24 @@ def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target
             table_format(out)
         except SerqError as e:
             raise _bad(e, "--out")
-    if horizon is None and not file.endswith(".json"):
-        raise click.UsageError("--horizon is required: a model says what the deployment is, the run "
-                               "says how long (e.g. --horizon 300)")
+    from ..tables.summary import parse_under
+    bounds = []
+    for u in unders:
+        b = parse_under(u)
+        if b is None:
+            raise click.BadParameter(f"`{u}` is not COLUMN=NUMBER", param_hint="--under")
+        bounds.append(b)
+    if file.endswith(".json") and instance:
+        raise click.UsageError("--instance is refused on an IR file: it holds its settings; "
+                               "give --horizon, --warmup, --arrivals or --trace")
+    if horizon is None and instance is None and not file.endswith(".json"):
+        from ..instance import default_for, default_path
+        if default_for(file) is None:
+            raise click.UsageError(
+                "no horizon: a model says what the deployment is, the run says how long. Give "
+                "--horizon T (and --warmup), or an instance file with --instance FILE "
+                f"(`run {{ horizon T; warmup W; }}`); `{default_path(file)}` would be this program's "
+                "default instance")
     if dask_target is not None and dask_target != "local" and jobs is not None:
         raise click.UsageError("--jobs sizes a local pool or --dask local; a running Dask cluster has "
                                "the workers it has")
@@ -62,14 +83,14 @@ def sweep(file, sets, seeds, horizon, warmup, arrivals, trace, jobs, dask_target
         raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                "give --set to the .sq program")
     if out != "-":
-        check_place(out, force=force, inputs=[file, trace])
+        check_place(out, force=force, inputs=[file, trace, instance])
     result = run_sweep(file, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                       trace=trace, jobs=jobs, dask=dask_target)
+                       trace=trace, jobs=jobs, dask=dask_target, instance=instance)
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:
         result.write(out, force=force)
-        text = result.text(list(show) if show else None)
+        text = result.text(list(show) if show else None, under=bounds)
         if text:
             click.echo(text)
     pts = len(result.rows) // len(result.seeds)

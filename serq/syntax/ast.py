@@ -321,6 +321,11 @@ class RDecode(Node):
 
 
 @dataclass
+class RAwait(Node):
+    pass
+
+
+@dataclass
 class RAdmission(Node):
     bindings: list[Binding]
 
@@ -332,7 +337,7 @@ class RCache(Node):
 
 Stmt = Union[Turn, RequestStmt, SizeDecl, CostDecl, CostRecord, Set, Observe, Hold, Grow, Drop,
              Release, Load, Run, Branch, While, Loop, Fork, Join, Choose, End, Mark, Transfer, Tool,
-             CallStmt, RPrefill, RDecode, RAdmission, RCache, Content]
+             CallStmt, RPrefill, RDecode, RAwait, RAdmission, RCache, Content]
 
 
 # ---------------------------------------------------------------- declarations
@@ -363,7 +368,8 @@ class Def(Node):
 class Opt(Node):
     """A pool option: ``kind`` one of cap, block, evict_lru, evict_by,
     preempt_none, preempt_lifo, preempt_by, queue_fifo, queue_by,
-    reserve_held, cache_shared, spill, admit_via."""
+    reserve_held (with an expression: what each live hold keeps reserved),
+    cache_shared, spill, admit_via."""
 
     kind: str
     exprs: list[Expr] = field(default_factory=list)

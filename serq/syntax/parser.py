@@ -136,6 +136,7 @@ class _Builder(Transformer):
     opt_preempt_lifo = _opt("preempt_lifo")
     opt_queue_fifo = _opt("queue_fifo")
     opt_reserve_held = _opt("reserve_held")
+    opt_reserve_held_by = _opt("reserve_held", 1)
     opt_cache_shared = _opt("cache_shared")
     opt_cache_shared_fifo = _opt("cache_shared_fifo")
 
@@ -317,6 +318,10 @@ class _Builder(Transformer):
     @v_args(meta=True)
     def r_decode(self, meta, c):
         return A.RDecode(self.sp(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def r_await(self, meta, c):
+        return A.RAwait(self.sp(meta))
 
     @v_args(meta=True)
     def r_admission(self, meta, c):
@@ -777,7 +782,7 @@ def _first_hour(path: str, text: str, e: UnexpectedInput, start: str) -> Optiona
     words = stmt.split()
     span = _tok_span(path, text, tok)
     if start == "start" and tok.type != "$END" and str(tok) in _ITEM_WORDS and "FN" in e.expected \
-            and not re.search(r"\bfn\s+main\b", text):
+            and not re.search(r"\bfn\s+main\b", _code(text)):
         return SerqError(Diagnostic(
             "E104", f"`{tok}` is declared inside `fn main() {{ … }}`, and this program has no `main`",
             span, help="the deployment and its workload are the body of `fn main() { … }`; only "
@@ -800,7 +805,93 @@ def _first_hour(path: str, text: str, e: UnexpectedInput, start: str) -> Optiona
     missing = _missing_semicolon(path, text, tok, pos, start)
     if missing is not None:
         return missing
-    return None
+    return _misspelt(path, text, tok, pos, stmt, set(e.expected))
+
+
+def _keywords() -> list[str]:
+    """The grammar's keywords (its terminals that are words)."""
+    return sorted({w for t in _lark().terminals for w in _terminal_keywords(t.name)})
+
+
+def _terminal_keywords(name: str) -> list[str]:
+    """The words a terminal is: one for a keyword (`stage`), several for an
+    alternation of words (`(?:pull|push)`), none for any other."""
+    for t in _lark().terminals:
+        if t.name == name:
+            v = t.pattern.value
+            if t.pattern.type == "str":
+                return [v] if re.fullmatch(r"[a-z_]+", v) else []
+            m = re.fullmatch(r"\(\?:([a-z_]+(?:\|[a-z_]+)*)\)", v)
+            return m.group(1).split("|") if m else []
+    return []
+
+
+def _closest(word: str, candidates: list[str]) -> Optional[str]:
+    """The candidate a typo of ``word`` most likely is: the fewest edits
+    (insertions, deletions, substitutions and swaps of two neighbours), at
+    most one for a short word and two for a longer one."""
+    best, best_d = None, None
+    limit = 1 if len(word) <= 4 else 2
+    for c in candidates:
+        d = _edits(word.lower(), c)
+        if d <= limit and (best_d is None or d < best_d):
+            best, best_d = c, d
+    return best
+
+
+def _edits(a: str, b: str) -> int:
+    """The optimal-string-alignment distance of two words."""
+    prev2, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _misspelt(path: str, text: str, tok: Token, pos: int, stmt: str, expected: set) -> Optional[SerqError]:
+    """A keyword misspelt where a declaration or a statement starts
+    (`stgae svc : fifo;`, `workloda {`, `sever {`): the parser read it as a
+    name and failed at the next token; said at the word, with the keyword it
+    is close to."""
+    words = stmt.split()
+    if not words or len(words) > 2 or tok.type == "$END":
+        return None
+    word = words[0]
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", word) or len(word) < 3:
+        return None
+    keywords = _keywords()
+    if word in keywords:
+        return None
+    close = _closest(word, keywords)
+    if close is None:
+        return None
+    return SerqError(Diagnostic("E102", f"expected a declaration or a statement, found `{word}`",
+                                _word_span(path, text, pos, stmt), help=f"did you mean `{close}`?"))
+
+
+def _open_brace(text: str, pos: int) -> Optional[tuple[int, str]]:
+    """The innermost `{` still open at ``pos``: its offset and the words
+    before it (``workload``, ``hold kv (…)``)."""
+    code = _code(text)
+    opened = []
+    for i, ch in enumerate(code[:pos]):
+        if ch == "{":
+            opened.append(i)
+        elif ch == "}" and opened:
+            opened.pop()
+    if not opened:
+        return None
+    at = opened[-1]
+    k = max(code.rfind(c, 0, at) for c in ";{}")
+    head = " ".join(code[k + 1:at].split())
+    if len(head) > 40:
+        head = "…" + head[-39:]
+    return at, head
 
 
 def _offset(text: str, tok: Token) -> int:
@@ -888,7 +979,21 @@ def _parse_error(path: str, text: str, e: UnexpectedInput) -> SerqError:
                         tok.end_column or tok.column + len(str(tok)))
         expected = _terminal_words(set(e.expected))
         help_ = _hint(tok, set(e.expected))
-        return SerqError(Diagnostic("E102", f"expected {_join(expected)}, found {_found(tok)}",
+        closing = ""
+        if "RBRACE" in e.expected and (tok.type == "$END" or str(tok) in _keywords()):
+            brace = _open_brace(text, _offset(text, tok))
+            if brace is not None:
+                at, head = brace
+                b = _point(path, text, at)
+                closing = f" (closing {'`' + head + ' {`' if head else 'the `{`'} at {b.line}:{b.col})"
+                if help_ is None:
+                    help_ = f"`{tok}` cannot stand inside {'`' + head + ' { … }`' if head else 'that block'}: " \
+                            "is its `}` missing?"
+        if help_ is None and tok.type == "NAME" and len(str(tok)) >= 3:
+            close = _closest(str(tok), sorted({w for n in e.expected for w in _terminal_keywords(n)}))
+            if close is not None:
+                help_ = f"did you mean `{close}`?"
+        return SerqError(Diagnostic("E102", f"expected {_join(expected)}{closing}, found {_found(tok)}",
                                     span, help=help_))
     if isinstance(e, UnexpectedEOF):
         span = Span(path, 1, 1, 1, 2)

@@ -1,5 +1,5 @@
 """The spread of a metric across seeds: the mean, a Student-t 95 % interval,
-the least and the greatest.  Each seed is one independent replication, so
+the median, the least and the greatest.  Each seed is one independent replication, so
 the interval is ``t(0.975, n - 1) · s / √n`` over the n seeds' values (NaN
 below two seeds); NaN values (a run that recorded nothing) are left out and
 counted apart."""
@@ -20,6 +20,7 @@ class Spread:
     min: float
     max: float
     missing: int = 0  # the seeds whose value is NaN
+    median: float = NAN  # the middle value (the mean of the two middle ones for an even count)
 
 
 def spread(values, level: float = 0.95) -> Spread:
@@ -35,7 +36,9 @@ def spread(values, level: float = 0.95) -> Spread:
         half = t_quantile(0.5 + level / 2, n - 1) * math.sqrt(var / n)
     else:
         half = NAN
-    return Spread(n, mean, half, min(xs), max(xs), missing)
+    o = sorted(xs)
+    median = o[n // 2] if n % 2 else (o[n // 2 - 1] + o[n // 2]) / 2
+    return Spread(n, mean, half, min(xs), max(xs), missing, median)
 
 
 def t_quantile(p: float, df: int) -> float:

@@ -245,8 +245,8 @@ def test_a_missing_file():
 
 
 def test_arrivals_and_trace_are_the_commands_settings(tmp_path):
-    rep = serq.load(MG1).run(horizon=1000, arrivals=30, seed=2)
-    r = cli("run", MG1, "--horizon", "1000", "--arrivals", "30", "--seed", "2", "--json")
+    rep = serq.load(MG1).run(horizon=1000, warmup=0, arrivals=30, seed=2)
+    r = cli("run", MG1, "--horizon", "1000", "--warmup", "0", "--arrivals", "30", "--seed", "2", "--json")
     assert rep.json() == r.output and rep.run.arrivals == 30
     trace = tmp_path / "t.csv"
     rows = open("examples/replay/data/short.csv", encoding="utf-8").read().splitlines()

@@ -40,6 +40,7 @@ def _numbers(d: dict) -> set:
         return [k for k, v in rec.items() if k != "name" and isinstance(v, (int, float, type(None)))
                 and not isinstance(v, bool) and v is not None]
     out = {"seed"} | {f"made.{k}" for k in nums(d["made"]) if k != "seed"} | {f"run.{k}" for k in nums(d["run"])}
+    out |= {f"run.{k}" for k, v in d["run"].items() if isinstance(v, list)}    # names, one text
     out |= {f"{n}.{k}" for n, s in d["observes"].items() for k in nums(s)}
     out |= {f"client.{n}.{k}" for n, s in d["client"].items() for k in nums(s)}
     out |= {f"stage.{s['name']}.{k}" for s in d["stages"] for k in nums(s)}
@@ -59,6 +60,8 @@ def test_every_column_is_a_json_number_and_every_number_a_column(path, horizon, 
         if want is None:                 # NaN is null in the JSON
             assert math.isnan(value), column
             nulls.add(column)
+        elif isinstance(want, list):     # a list of names: spaced, `-` for none
+            assert value == (" ".join(want) or "-"), column
         else:
             assert value == ({"inf": math.inf, "-inf": -math.inf}.get(want, want)), column
     assert set(r) == _numbers(d) | nulls

@@ -115,7 +115,12 @@ def test_growing_at_end_and_stuck():
     assert d["pools"][0]["stuck"] == 1
     assert r.stuck_sessions == 1
     assert d["pools"][0]["preemptions"] == 11  # one preempt-only step at each of 0, 1, …, 10
-    assert "stuck: 1 session preempted again without advancing past their previous preemption" in r.text()
+    assert ("stuck: 1 session preempted again without advancing past their previous preemption at pool kv: a "
+            "preemption storm (vLLM's scheduler, when its KV cache cannot hold what the running requests grow to, "
+            "preempts the last admitted and recomputes it, again and again); the run finished, and their stuck "
+            "turns are not in its figures. To change: a lower load, fewer requests at once (vLLM's "
+            "max_num_seqs), more KV blocks (num_gpu_blocks), shorter requests or another instance") \
+        in r.text().splitlines()
 
 
 def test_idle_engine_with_work():

@@ -270,7 +270,8 @@ def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):
     with pytest.raises(RunError) as e:
         simulate(p)
     assert e.value.render() == (
-        f"{bad}:3:1: error[R014]: no field `output_length`\n"
+        f"{bad}:3:1: error[R014]: a row has the fields timestamp, input_length, output_length, hash_ids: it lacks "
+        "`output_length`, `hash_ids`\n"
         "  |\n"
         '3 | {"timestamp": 5, "input_length": 3}\n'
         "  | ^\n" + HELP)
@@ -279,7 +280,7 @@ def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):
     with pytest.raises(RunError) as e:
         simulate(compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(short)))
     assert e.value.render().split("\n")[0] == (
-        f"{short}:1:59: error[R014]: 1 hash ids for 600 input tokens: one per 512 tokens (2)")
+        f"{short}:1:59: error[R014]: 600 input tokens need 2 hash ids (one per block of 512 tokens), not 1")
 
 
 def test_a_mooncake_trace_arrives_at_its_timestamps():

@@ -155,12 +155,16 @@ def test_the_command_writes_the_table_and_prints_the_spread(tmp_path):
     sw = small()
     assert out.read_text() == sw.csv()
     lines = r.stdout.splitlines()
-    assert lines[0].split() == ["Lambda", "B", "metric", "seeds", "mean", "95%", "t", "min", "max"]
-    assert len(lines) == 2 + 4
+    # B has one value: said once; the table shows the input that varies
+    assert lines[:2] == ["every point: B=2048", ""]
+    lines = lines[2:]
+    assert lines[0].split() == ["Lambda", "metric", "seeds", "mean", "95%", "t", "median", "min", "max", "unstable"]
     first = lines[2].split()
     s = sw.summary(["client.ttft.mean"])[0]
-    assert first[:4] == ["0.3", "2048", "client.ttft.mean", "2"]
-    assert first[4:] == [f"{s['mean']:.4f}", f"±{s['half']:.4f}", f"{s['min']:.4f}", f"{s['max']:.4f}"]
+    assert first[:3] == ["0.3", "client.ttft.mean", "2"]
+    assert first[3:] == [f"{s['mean']:.4f}", f"±{s['half']:.4f}", f"{s['median']:.4f}", f"{s['min']:.4f}",
+                         f"{s['max']:.4f}", str(s["unstable"])]
+    assert lines[2 + 4:] == ([""] + sw.notes() if sw.notes() else [])
     assert "\r" not in r.output and "run/s" not in r.output    # no progress bar off a terminal
     assert r.stderr.startswith("sweep: 2 points × 2 seeds = 4 runs in ")
 
@@ -178,8 +182,12 @@ def test_usage_errors():
     assert r.exit_code == 2 and "Invalid value for --seeds: --seeds 3-1: the range 3-1 is empty" in r.output
     r = run(VLLM, "--horizon", H, "--out", "t.txt")
     assert r.exit_code == 2 and "a table is written as .csv or .parquet, not `.txt`" in r.output
-    r = run(VLLM, "--out", "t.csv")
-    assert r.exit_code == 2 and "--horizon is required" in r.output
+    r = run("docs/tutorial/01_mm1.sq", "--out", "t.csv")
+    assert r.exit_code == 2 and ("no horizon: a model says what the deployment is, the run says how long. Give "
+                                 "--horizon T") in r.output
+    assert "`docs/tutorial/instances/01_mm1.sq` would be this program's default instance" in r.output
+    r = run(VLLM, "--under", "client.ttft.p95", "--out", "t.csv")
+    assert r.exit_code == 2 and "`client.ttft.p95` is not COLUMN=NUMBER" in r.output
     r = run(VLLM, "--horizon", H, "--out", "t.csv", "--dask", "tcp://127.0.0.1:1", "--jobs", "2")
     assert r.exit_code == 2 and "--jobs sizes a local pool or --dask local" in r.output
 
@@ -202,3 +210,45 @@ def test_the_tutorials_sweep_prints_what_its_page_shows():
                     warmup=1000, jobs=1)
     assert r.stdout == sw.csv()
     assert "lambda" + shown == sw.text(["client.response.mean"]) + "\n"
+
+
+INSTANCED = """use "std/args";
+fn main() {
+  let lambda = args.number("lambda", 0.5);
+  stage svc : fifo;
+  workload { arrive poisson(lambda); turn { set s = ~exp(1); } }
+  server { run svc (cost(svc, s)); }
+}
+"""
+
+
+def test_a_sweep_reads_the_instance_as_run_does(tmp_path):
+    """Without --horizon a sweep runs the program's default instance (its
+    horizon, warm-up and inputs); a --horizon alone keeps its warm-up; each
+    row is the run `serq run` makes of it."""
+    prog = tmp_path / "q.sq"
+    prog.write_text(INSTANCED)
+    (tmp_path / "instances").mkdir()
+    (tmp_path / "instances" / "q.sq").write_text("run { horizon 400; warmup 40; seed 7; lambda 0.25; }\n")
+    sw = serq.sweep(str(prog), seeds="1-2", jobs=1)
+    assert [(r["made.horizon"], r["made.warmup"], r["seed"]) for r in sw.rows] == [(400, 40, 1), (400, 40, 2)]
+    one = serq.load(str(prog)).run(seed=2)
+    assert one.made.inputs == {"lambda": "0.25"} and sw.rows[1] == one.row()
+    sw = serq.sweep(str(prog), {"lambda": [0.5]}, seeds=[3], horizon=1000, jobs=1)
+    assert (sw.rows[0]["made.horizon"], sw.rows[0]["made.warmup"]) == (1000, 40)
+    r = run(str(prog), "--horizon", "1000", "--seeds", "3", "--set", "lambda=0.5", "--out", "-")
+    assert r.exit_code == 0, r.output
+    assert r.stdout == sw.csv()
+    # a horizon not beyond the instance's warm-up, given alone, runs without one and says so
+    with pytest.warns(UserWarning, match=r"the horizon 30 is not beyond the warm-up 40 of the instance .*/q.sq, "
+                                         r"so this run has no warm-up \(give one below the horizon"):
+        sw = serq.sweep(str(prog), seeds=[1], horizon=30, jobs=1)
+    assert (sw.rows[0]["made.horizon"], sw.rows[0]["made.warmup"]) == (30, 0)
+    # another instance, named on the command line
+    other = tmp_path / "other.sq"
+    other.write_text("run { horizon 200; seed 4; lambda 0.75; }\n")
+    r = run(str(prog), "--instance", str(other), "--seeds", "2", "--out", "-")
+    assert r.exit_code == 0, r.output
+    sw = serq.sweep(str(prog), seeds=[2], instance=str(other), jobs=1)
+    assert r.stdout == sw.csv()
+    assert (sw.rows[0]["made.horizon"], sw.rows[0]["made.warmup"], sw.rows[0]["seed"]) == (200, 0, 2)

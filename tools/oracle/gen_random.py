@@ -36,6 +36,11 @@ checks too.
 writes P/D scenarios DIR/p000.json ... instead, drawn by the generator of
 `serq oracle pd-fuzz` (serq/oracle/pd_fuzz.py, standard library only, loaded
 by its path so that this script needs no serQ installed).
+
+    gen_random.py --sglang --n 300 --seed 1 --out tools/oracle/sglang/random
+
+writes SGLang scenarios DIR/g000.json ..., drawn by the generator of
+`serq oracle sglang-fuzz` (serq/oracle/sglang_fuzz.py, loaded the same way).
 """
 
 from __future__ import annotations
@@ -133,10 +138,12 @@ def gen_one(seed: int, i: int) -> dict:
     }
 
 
-def pd_generator():
+def pd_generator(name: str = "pd_fuzz"):
+    """``generate`` of serq/oracle/NAME.py (pd_fuzz, sglang_fuzz), loaded by
+    its path (standard library only)."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "serq", "oracle", "pd_fuzz.py")
-    spec = importlib.util.spec_from_file_location("pd_fuzz", path)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "serq", "oracle", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.generate
@@ -159,16 +166,23 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--pd", action="store_true", help="P/D scenarios (pNNN.json)")
+    ap.add_argument("--sglang", action="store_true",
+                    help="SGLang scenarios (gNNN.json, serq/oracle/sglang_fuzz.py)")
     ap.add_argument("--policy", choices=["fcfs", "priority"], default="fcfs",
                     help="vLLM's scheduling policy (priority: pNNN.json with request priorities)")
     ap.add_argument("--force", action="store_true", help="write over a scenario file that is there")
     args = ap.parse_args(argv)
     if args.n < 1 or args.n > 1000:
         ap.error("--n must be in 1..1000")
+    if args.pd and args.sglang:
+        ap.error("give at most one of --pd and --sglang")
     os.makedirs(args.out, exist_ok=True)
     pd_gen = pd_generator() if args.pd else None
+    sg_gen = pd_generator("sglang_fuzz") if args.sglang else None
     for i in range(args.n):
-        if args.pd:
+        if args.sglang:
+            sc, name = sg_gen(args.seed, i), f"g{i:03d}.json"
+        elif args.pd:
             sc, name = pd_gen(args.seed, i), f"p{i:03d}.json"
         else:
             sc = gen_one(args.seed, i)

@@ -18,9 +18,10 @@ Conventions (see README.md in this directory for the full statement):
   finishes (its id must still be flushed to the workers), so a run's
   ``steps`` is the last token's time + 1.
 
-Importing this module sets the environment vLLM needs on this machine and
-moves file descriptor 1 onto stderr, so that nothing vLLM, torch or a C
-extension prints can reach stdout; callers write their JSON to ``OUT``.
+Importing this module sets the environment vLLM needs on this machine; what
+every harness shares whatever the engine (stdout kept for the JSON, which
+fd 1 moves onto stderr; validation helpers; JSON I/O; batch mode) is
+``oracle_io``, re-exported here.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import json
 import math
 import os
 import sys
-import traceback
 
 # ---------------------------------------------------------------------------
 # Environment: must be set before vllm is imported.
@@ -39,13 +39,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["VLLM_PLUGINS"] = ""
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-# Keep stdout clean: everything written to fd 1 from here on goes to stderr;
-# the oracles print their JSON through OUT, a duplicate of the original fd 1.
-sys.stdout.flush()
-OUT = os.fdopen(os.dup(1), "w", encoding="utf-8")
-os.dup2(2, 1)
-sys.stdout = sys.stderr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TINY_MODEL_DIR = os.path.join(HERE, "tiny_model")
@@ -57,12 +50,11 @@ ACCEPTED = {VLLM_VERSION_PINNED}
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 from oracle_format import dumps_output  # noqa: E402,F401  (re-exported)
+from oracle_io import (  # noqa: E402,F401  (re-exported: the harnesses read them as core.X)
+    MAX_PREFIXES, OUT, PREFIX_KEYS, ScenarioError, _bool_field, _check_keys, _int_field, emit, fail,
+    input_lines, load_json_file, prefix_field, request_list, serve_lines)
 
 _vllm = None  # lazily imported namespace
-
-
-class ScenarioError(ValueError):
-    """A malformed or infeasible scenario / trace (reported without traceback)."""
 
 
 def _import_vllm():
@@ -98,42 +90,6 @@ def _import_vllm():
     return _vllm
 
 
-# ---------------------------------------------------------------------------
-# Validation helpers
-
-
-def _int_field(obj: dict, key: str, where: str, *, minimum: int, default=None) -> int:
-    if key not in obj:
-        if default is None:
-            raise ScenarioError(f"{where}: missing required field {key!r}")
-        return default
-    val = obj[key]
-    if isinstance(val, bool) or not isinstance(val, int):
-        raise ScenarioError(f"{where}: field {key!r} must be an integer, got {val!r}")
-    if val < minimum:
-        raise ScenarioError(f"{where}: field {key!r} must be >= {minimum}, got {val}")
-    return val
-
-
-def _bool_field(obj: dict, key: str, where: str, default: bool) -> bool:
-    if key not in obj:
-        return default
-    val = obj[key]
-    if not isinstance(val, bool):
-        raise ScenarioError(f"{where}: field {key!r} must be true or false, got {val!r}")
-    return val
-
-
-def _check_keys(obj, allowed: set, where: str) -> None:
-    if not isinstance(obj, dict):
-        raise ScenarioError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    unknown = sorted(set(obj) - allowed)
-    if unknown:
-        raise ScenarioError(
-            f"{where}: unknown field(s) {unknown}; allowed: {sorted(allowed)}"
-        )
-
-
 def engine_params(obj: dict, where: str, *, prefix_caching_default: bool) -> dict:
     """Validate and return the engine part shared by scenarios and traces."""
     p = {
@@ -151,45 +107,6 @@ def engine_params(obj: dict, where: str, *, prefix_caching_default: bool) -> dic
             "as vLLM requires max_num_batched_tokens >= max_num_seqs"
         )
     return p
-
-
-def request_list(obj: dict, where: str, allowed: set, fields, nonempty: bool = False) -> list:
-    """Validate ``obj["requests"]``: a list of objects with keys in
-    ``allowed``, each field of ``fields`` ((key, minimum, default or None for
-    required)) an integer; returns the parsed requests."""
-    reqs = obj.get("requests")
-    if not isinstance(reqs, list) or (nonempty and not reqs):
-        raise ScenarioError(f"{where}: field 'requests' must be a {'non-empty ' if nonempty else ''}"
-                            "list of objects")
-    parsed = []
-    for i, r in enumerate(reqs):
-        w = f"{where}: requests[{i}]"
-        _check_keys(r, allowed, w)
-        parsed.append({key: _int_field(r, key, w, minimum=lo, default=dflt) for key, lo, dflt in fields})
-    return parsed
-
-
-# A shared prompt (a request's or a session's "prefix": {"id", "tokens"}): the
-# same token ids for everything that names the id; each harness maps them.
-PREFIX_KEYS = {"id", "tokens"}
-MAX_PREFIXES = 20
-
-
-def prefix_field(obj: dict, where: str, most, most_is: str):
-    """``obj["prefix"]`` as (id, tokens), or None when absent: id below
-    MAX_PREFIXES, tokens ≥ 1 and at most ``most`` (when it is a whole
-    number; ``most_is`` says what it is)."""
-    if "prefix" not in obj:
-        return None
-    w = f"{where}.prefix"
-    _check_keys(obj["prefix"], PREFIX_KEYS, w)
-    g = _int_field(obj["prefix"], "id", w, minimum=0)
-    t = _int_field(obj["prefix"], "tokens", w, minimum=1)
-    if g >= MAX_PREFIXES:
-        raise ScenarioError(f"{w}: at most {MAX_PREFIXES} shared prompts (id < {MAX_PREFIXES})")
-    if isinstance(most, int) and t > most:
-        raise ScenarioError(f"{w}: {t} tokens, more than {most_is} ({most})")
-    return g, t
 
 
 def model_len_for(p: dict, longest: int) -> int:
@@ -577,57 +494,7 @@ def vllm_version() -> str:
 
 
 # ---------------------------------------------------------------------------
-# JSON I/O
-
-
-def load_json_file(path: str, what: str):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except OSError as e:
-        raise ScenarioError(f"cannot read this {what} file: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise ScenarioError(f"not valid JSON: {e}") from None
-
-
-def emit(text: str) -> None:
-    OUT.write(text + "\n")
-    OUT.flush()
-
-
-def fail(msg: str, code: int = 2) -> None:
-    sys.stderr.write(f"error: {msg}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
-
-
-def serve_lines(lines, source: str, handle) -> int:
-    """One JSON input per line in, one compact JSON output per line out, in
-    order (batch and serve modes).  A malformed or infeasible line gives
-    {"error": ...} in its place and the rest go on; returns the exit status
-    (1 if any line failed).  Blank lines produce no output line."""
-    bad = 0
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ScenarioError(f"not valid JSON: {e}") from None
-            out = handle(obj)
-        except ScenarioError as e:
-            bad += 1
-            sys.stderr.write(f"error: {source}:{lineno}: {e}\n")
-            emit(json.dumps({"error": f"line {lineno}: {e}"}))
-            continue
-        except Exception as e:  # keep the batch going; report the crash
-            bad += 1
-            traceback.print_exc()
-            emit(json.dumps({"error": f"line {lineno}: internal error: {e!r}"}))
-            continue
-        emit(json.dumps(out))
-    return 1 if bad else 0
+# The replay harnesses' specs and rows
 
 
 def json_slice(path: str, first: int, count: int, what: str):
@@ -698,14 +565,3 @@ def spec_main(argv, description: str, parse_spec, run_spec) -> int:
         return 0
     lines, source = input_lines(args.batch, args.serve)
     return serve_lines(lines, source, lambda obj: run_spec(parse_spec(obj, os.getcwd()), args.steps))
-
-
-def input_lines(batch, serve: bool):
-    """(lines, source) for --batch FILE or --serve (stdin, one line at a time)."""
-    if serve:
-        return (line.rstrip("\n") for line in iter(sys.stdin.readline, "")), "stdin"
-    try:
-        with open(batch, encoding="utf-8") as f:
-            return f.read().splitlines(), batch
-    except OSError as e:
-        fail(f"cannot read {batch}: {e.strerror}")

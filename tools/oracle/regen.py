@@ -66,8 +66,9 @@ def venv_python() -> str:
     return py
 
 
-def run_batch(script: str, inputs: list, extra: list) -> list:
-    """Run an oracle in --batch mode over input files; return parsed outputs."""
+def run_batch(script: str, inputs: list, extra: list, py=None) -> list:
+    """Run an oracle in --batch mode over input files (under ``py``, vLLM's
+    venv by default); return parsed outputs."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for path in inputs:
             with open(path, encoding="utf-8") as g:
@@ -76,7 +77,7 @@ def run_batch(script: str, inputs: list, extra: list) -> list:
     try:
         t0 = time.time()
         proc = subprocess.run(
-            [venv_python(), os.path.join(HERE, script), "--batch", batch, *extra],
+            [py or venv_python(), os.path.join(HERE, script), "--batch", batch, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         dt = time.time() - t0
     finally:
@@ -220,27 +221,29 @@ def generate_pd(dest: str) -> list:
     return written
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def regen_main(argv, doc: str, here: str, generate, generated_globs, prefix: str) -> int:
+    """A regeneration command: write what ``generate(dest)`` writes under
+    ``here``, or with --check regenerate into a temporary directory and
+    compare byte for byte (and find committed files matching
+    ``generated_globs`` that it no longer writes)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--check", action="store_true",
                     help="regenerate elsewhere and compare with the committed files")
     args = ap.parse_args(argv)
     if not args.check:
-        written = generate(HERE)
-        print(f"wrote {len(written)} files under {HERE}", file=sys.stderr)
+        written = generate(here)
+        print(f"wrote {len(written)} files under {here}", file=sys.stderr)
         return 0
-    tmp = tempfile.mkdtemp(prefix="oracle-regen-")
+    tmp = tempfile.mkdtemp(prefix=prefix)
     try:
         written = generate(tmp)
         bad = []
         for rel in written:
-            committed = os.path.join(HERE, rel)
+            committed = os.path.join(here, rel)
             if not os.path.exists(committed) or not filecmp.cmp(
                     committed, os.path.join(tmp, rel), shallow=False):
                 bad.append(rel)
-        have = {os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "random", "r*.json"))
-                + glob.glob(os.path.join(HERE, "priority", "random", "p*.json"))
-                + glob.glob(os.path.join(HERE, "pd", "random", "p*.json"))}
+        have = {os.path.relpath(p, here) for g in generated_globs for p in glob.glob(os.path.join(here, g))}
         extra = sorted(have - set(written))
         if bad or extra:
             for rel in bad:
@@ -253,6 +256,12 @@ def main(argv=None) -> int:
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    return regen_main(argv, __doc__, HERE, generate,
+                      [os.path.join("random", "r*.json"), os.path.join("priority", "random", "p*.json"),
+                       os.path.join("pd", "random", "p*.json")], "oracle-regen-")
 
 
 if __name__ == "__main__":

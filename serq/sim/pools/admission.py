@@ -103,8 +103,10 @@ class Admission:
                 need = round_up(pool.block, u)
             if pool.shared:
                 if not pool.fits_hold(need, t.sess, u, self.reuse_of(t, st), st.f_cache is not None):
+                    self.unfit = pid
                     return None
             elif not pool.fits_admission(need):
+                self.unfit = pid
                 return None
             vals.append((u, need))
         return vals

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..compile import CTX, check_amount
 from ..errors import Fault, fmt_num
-from ..stages import MODE_DECODE
+from ..stages import MODE_AWAIT, MODE_DECODE
 from ..threads import COMPUTED, F_HOLD, S_GROWING
 from .pool import Grower, round_up
 from .release import cache_amount
@@ -124,8 +124,8 @@ class Growth:
         S = pool.memory_of
         if S is not None:
             for j in S.residents:
-                if not j.alive:
-                    continue
+                if not j.alive or j.mode == MODE_AWAIT:
+                    continue    # awaiting the next iteration: out of the batch, no victim
                 t = j.thread
                 if id(t) in seen:
                     continue

@@ -23,7 +23,11 @@ import math
 from typing import Optional
 
 from ...ir import model as M
-from ..stages import MODE_PREFILL
+from ..compile import CTX
+from ..stages import MODE_DECODE, MODE_PREFILL
+
+# what `reserve held (e)` reads for each live hold
+_HELD_CTX = (CTX["Decoding"], CTX["Remaining"], CTX["Position"], CTX["Reserved"])
 
 
 _WHOLE = 2.0 ** 52     # whole numbers below it add and subtract exactly
@@ -167,6 +171,7 @@ class Pool:
         self.queue_keys = decl.queue
         self.admit_via = decl.admit_via
         self.reserve_held = decl.reserve_held
+        self.f_held = None      # `reserve held (e)`, compiled with the rules
         self.memory_of = None   # the step stage whose memory this pool is
         self.dirty = True
         # statistics
@@ -194,6 +199,7 @@ class Pool:
         self.f_evict = [comp.expr(k) for k in self.evict_keys] if self.evict_keys else None
         self.f_victim = [comp.expr(k) for k in self.preempt_keys]
         self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
+        self.f_held = comp.expr(self.decl.held) if self.decl.held is not None else None
         sp = self.decl.spill
         if sp is not None:
             self.spill_to = comp.member(sp.to, "pool")
@@ -219,7 +225,10 @@ class Pool:
         return e.units if e is not None else 0.0
 
     def outstanding(self, exclude=None) -> float:
-        """Σ max(0, r_i - a_i) over live holds (``reserve held``)."""
+        """Σ max(0, r_i - a_i) over live holds (``reserve held``); with
+        ``reserve held (e)``, Σ e read for each (``held``)."""
+        if self.f_held is not None:
+            return self.held(exclude)
         tot = 0.0
         for pa in self.allocs.values():
             if pa is exclude or pa.lease:
@@ -227,6 +236,45 @@ class Pool:
             d = pa.res - pa.alloc
             if d > 0:
                 tot += d
+        return tot
+
+    def held(self, exclude=None) -> float:
+        """Σ over the live holds of ``reserve held (e)``'s e, read for each:
+        ``decoding`` (its run on the engine is a decode), ``remaining`` (the
+        tokens that run has left once the iteration's batch so far is done),
+        ``position`` and ``reserved`` (its reserve less its allocation, at
+        least 0); a negative or NaN value counts as 0."""
+        ctx = self.sim.ctx
+        saved = [ctx[i] for i in _HELD_CTX]
+        c_dec, c_rem, c_pos, c_res = _HELD_CTX
+        f = self.f_held
+        tot = 0.0
+        try:
+            for pa in self.allocs.values():
+                if pa is exclude or pa.lease:
+                    continue
+                t = pa.thread
+                j = t.job
+                if j is not None and j.alive:
+                    rem = j.rem
+                    st = j.stage
+                    plan = getattr(st, "plan", None)
+                    if plan is not None and getattr(j, "served_it", -1) == plan.it:
+                        rem -= j.plan_n
+                    ctx[c_dec] = 1.0 if j.mode == MODE_DECODE else 0.0
+                    ctx[c_rem] = rem if rem > 0 else 0.0
+                else:
+                    ctx[c_dec] = 0.0
+                    ctx[c_rem] = 0.0
+                ctx[c_pos] = pa.pos
+                d = pa.res - pa.alloc
+                ctx[c_res] = d if d > 0 else 0.0
+                v = f(t)
+                if v > 0:
+                    tot += v
+        finally:
+            for i, v in zip(_HELD_CTX, saved):
+                ctx[i] = v
         return tot
 
     def prefilling(self) -> float:
@@ -255,7 +303,7 @@ class Pool:
         return self.used + need <= self.cap
 
     def fits_growth(self, need: float, pa) -> bool:
-        if self.reserve_held:
+        if self.reserve_held and self.f_held is None:   # `reserve held (e)` is admission's alone
             return self.used + self.outstanding(exclude=pa) + need <= self.cap
         return self.used + need <= self.cap
 
