@@ -747,3 +747,50 @@ def test_a_table_whose_input_no_axis_holds_leaves_those_rows_out(tmp_path):
     assert fig.axes[0].get_title() == (
         "sojourn.mean against Lambda: mean and range over 1 seed (1 value not finite or beyond ±1e306 left out)")
     assert [list(l.get_xdata()) for l in fig.axes[0].get_lines()] == [[0.5]]
+
+
+# -- found after the merge of deploy and sglang (seed 24, and CI's numeric run) ----
+
+def test_a_family_sized_zero_by_an_input_is_refused_where_it_is_declared():
+    """`--set ND=0` (a family's size is an input since deploy): the queue was
+    never declared, and the first entry reading `D.x` raised KeyError in the
+    linker (found by the numeric fuzzer: `2` -> 0 in llmd_nixl_pull.sq)."""
+    from serq.link import compile_file as link
+    with pytest.raises(SerqError) as e:
+        link("examples/pd-disaggregation/llmd_nixl_pull.sq", sets={"ND": "0"})
+    assert e.value.render() == (
+        "examples/pd-disaggregation/llmd_nixl_pull.sq:101:14: error[E403]: `max` over 0 terms has no value\n"
+        "    |\n"
+        "101 |     max k in ND (waiting_D(k)) == min k in ND (waiting_D(k)) ? 1\n"
+        "    |              ^^\n"
+        "  = note: in `queue_score_D`, used at examples/pd-disaggregation/llmd_nixl_pull.sq:115:74\n"
+        "  = note: in entry `gw.route`, used at examples/pd-disaggregation/llmd_nixl_pull.sq:272:12\n"
+        "\n"
+        "examples/pd-disaggregation/llmd_nixl_pull.sq:169:11: error[E403]: the size of queue `D` is a whole "
+        "number ≥ 1, not 0\n"
+        "    |\n"
+        "169 |   queue D[ND] : decode {\n"
+        "    |           ^^\n"
+        "\n"
+        "error: 2 errors")
+
+
+def test_an_ir_without_a_numbers_input_name_is_the_same_program():
+    """A number's `input` (deploy's, the name calibration fits) removed from
+    the IR: the same program, which the type-changing mutator counted as past
+    the validator; it runs, and reports as the canonical IR does."""
+    d = ir.to_data(compile_file("examples/oracle/vllm_request_priority.sq", horizon=10))
+    text = json.dumps(d)
+    assert '"input": "' in text
+    bare = json.loads(text.replace('"input": "', '"input_": "'))
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "input_"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    p, q = ir.loads(text, "a.ir.json"), ir.loads(json.dumps(strip(bare)), "b.ir.json")
+    ir.validate(q)
+    assert p == q and ir.dumps(p) != ir.dumps(q)
+    assert simulate(q).text() == simulate(p).text()
