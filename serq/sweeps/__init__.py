@@ -97,7 +97,9 @@ class Sweep:
         ``missing`` (the seeds without a value), ``unstable`` (the seeds whose
         run is unstable) and ``shaky`` (those under whose run is unstable: a
         longer horizon may put them over)."""
+        from .. import args
         from ..tables.summary import under
+        args.text("Sweep.under", "metric", metric)
         self._metrics([metric])
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
             from ..api.program import usage
@@ -136,6 +138,10 @@ class Sweep:
         keep each metric under its bound; then the notes."""
         from ..sim.report import _f, _table
         from ..tables.summary import fmt_bound
+        from .. import args
+        if under is not None and (not isinstance(under, (list, tuple)) or not all(
+                isinstance(b, (list, tuple)) and len(b) == 2 and isinstance(b[0], str) for b in under)):
+            raise args.wrong("Sweep.text", "under", "a list of (column, bound)", under)
         shown, fixed = self._shown()
         rows = []
         for s in self.summary(metrics):
