@@ -213,3 +213,26 @@ def test_files_and_dump_directories_have_the_umasks_mode(tmp_path):
     assert _mode(tmp_path / "f.svg") == 0o644
     assert _mode(tmp_path / "out") == 0o755 and _mode(tmp_path / "out" / "sojourn.csv") == 0o644
     assert _mode(tmp_path / "private.txt") == 0o600
+
+
+def test_a_png_figure_is_known_for_serq_draws_own(tmp_path):
+    """serq draw --out f.png (deploy's PNG) goes through serq/files.py as an
+    SVG does: its title names serq draw, so a second draw replaces it; a PNG
+    serq draw did not make is refused without --force."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "f.png"
+    assert run("draw", MG1, "--out", str(out)).exit_code == 0
+    first = out.read_bytes()
+    assert first.startswith(b"\x89PNG") and b"serq draw: deployment view" in first[:files.HEAD]
+    assert run("draw", MG1, "--out", str(out), "--view", "session").exit_code == 0
+    assert b"serq draw: session view" in out.read_bytes()[:files.HEAD]
+    other = tmp_path / "photo.png"
+    other.write_bytes(b"\x89PNG\r\n\x1a\nnot serq's")
+    r = run("draw", MG1, "--out", str(other))
+    assert (r.exit_code, r.stderr) == (1, (
+        f"error[E005]: --out {other} exists and is not a file serq draw made: it is not written over\n"
+        "  = help: give --force (force=True) to replace it, or write elsewhere (serq draw recognises its own "
+        "files: a figure whose title says `serq draw:`)\n"))
+    assert other.read_bytes() == b"\x89PNG\r\n\x1a\nnot serq's"
+    assert run("draw", MG1, "--out", str(other), "--force").exit_code == 0
+    assert sorted(os.listdir(tmp_path)) == ["f.png", "photo.png"]
