@@ -794,3 +794,26 @@ def test_an_ir_without_a_numbers_input_name_is_the_same_program():
     ir.validate(q)
     assert p == q and ir.dumps(p) != ir.dumps(q)
     assert simulate(q).text() == simulate(p).text()
+
+
+def test_a_queue_whose_size_does_not_link_is_still_read_by_name():
+    """`queue P[NP]` with NP unknown (its `use "std/args";` deleted, found by
+    the source fuzzer in llmd_nixl_pull.sq): the queue was never declared and
+    `P.c` raised KeyError in the linker."""
+    from tests.test_queue_errors import BASE
+    src = BASE.replace("queue P[2] : prefill", "queue P[NP] : prefill").replace(
+        "server { set i = 0;", "server { set i = 0; set w = P.c;")
+    assert _err(lambda: compile_source(src, "t.sq", horizon=10)) == (
+        "t.sq:3:11: error[E201]: unknown name `NP`\n"
+        "  |\n"
+        "3 |   queue P[NP] : prefill {\n"
+        "  |           ^^\n"
+        "  = help: did you mean `P`?\n"
+        "\n"
+        "t.sq:21:31: error[E201]: queue `P` sets or marks no `c`\n"
+        "   |\n"
+        "21 |   server { set i = 0; set w = P.c; P[i].prefill (n); D.decode (n) from P[i]; }\n"
+        "   |                               ^^^\n"
+        "  = help: `mark c;` in one of `P`'s entries is read afterwards as `P.c`\n"
+        "\n"
+        "error: 2 errors")
