@@ -40,6 +40,8 @@ DOMAINS = {
 ARITIES = {M.EFn: ("fn", M.FNS), M.ESample: ("dist", M.DISTS)}
 
 Problems = list  # of (path, message)
+# the types a field holds exactly (a bool is not an int here), said so
+EXACT = {int: "a whole number", bool: "true or false", str: "a string"}
 
 
 def _describe(v) -> str:
@@ -105,20 +107,10 @@ def _check_of(tp) -> Callable[[Any, str, Problems], None]:
             if type(v) is not float and (type(v) is not int):
                 out.append((path, f"is {_describe(v)}, not a number"))
         return check
-    if tp is int:
-        def check(v, path, out):
-            if type(v) is not int:
-                out.append((path, f"is {_describe(v)}, not a whole number"))
-        return check
-    if tp is bool:
-        def check(v, path, out):
-            if type(v) is not bool:
-                out.append((path, f"is {_describe(v)}, not true or false"))
-        return check
-    if tp is str:
-        def check(v, path, out):
-            if type(v) is not str:
-                out.append((path, f"is {_describe(v)}, not a string"))
+    if tp in EXACT:
+        def check(v, path, out, tp=tp, want=EXACT[tp]):
+            if type(v) is not tp:
+                out.append((path, f"is {_describe(v)}, not {want}"))
         return check
     if isinstance(tp, type) and tp in _VARIANT_CLASSES:
         return _variant_check(_members(tp))
