@@ -382,7 +382,7 @@ def writer_of(text: str):
 def write(outs: list[Output], lean_dir: str, command: str) -> None:
     """Write every output, or (a file there that ``command`` did not write:
     another command's, from other inputs, or no generated file) none."""
-    from serq.files import write_file
+    from serq.files import CHECKED, write_file
     for o in outs:
         path = os.path.join(lean_dir, o.path)
         try:
@@ -400,7 +400,7 @@ def write(outs: list[Output], lean_dir: str, command: str) -> None:
     for o in outs:
         path = os.path.join(lean_dir, o.path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        write_file(path, o.text)
+        write_file(path, o.text, what="", mark=CHECKED)
 
 
 def stale(outs: list[Output], lean_dir: str) -> list[str]:

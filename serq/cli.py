@@ -2,7 +2,8 @@
 its notes say: stuck sessions and a growing queue are results, not
 failures), 1 a program error (printed as `path:line:col: error[CODE]: …`)
 or a run that did not finish, 2 a usage error, 3 a bug of serq (`internal
-error: …`; `SERQ_DEBUG=1` shows its traceback), 130 interrupted (Ctrl-C)."""
+error: …`; `SERQ_DEBUG=1` shows its traceback), 130 interrupted (Ctrl-C),
+143 and 129 stopped by SIGTERM and SIGHUP (serq/signals.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .diag import SerqError
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+DUMP = "serq run --dump"
 
 
 class _Group(click.Group):
@@ -43,17 +45,19 @@ class _Group(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
+        from .signals import Stopped, exit_code, stopping
         line = ctx.meta.get("serq.argv", sys.argv[1:])
         try:
-            return super().invoke(ctx)
+            with stopping():
+                return super().invoke(ctx)
         except SerqError as e:
             click.echo(e.render(), err=True)
             sys.exit(1)
         except BrokenPipeError:  # pragma: no cover - `serq ir … | head`
             sys.exit(0)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        except KeyboardInterrupt as e:
+            click.echo(f"stopped by {e.name}" if isinstance(e, Stopped) else "interrupted", err=True)
+            sys.exit(exit_code(e))
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:    # a bug of serq: said as one, never a bare traceback
@@ -180,6 +184,11 @@ def load_run(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
 
 
 _file = click.argument("file", type=click.Path(dir_okay=False))
+# what a command writes goes through serq/files.py: a file it did not make is
+# not written over, nor a dump into a directory holding other files, but
+# with --force; an input of the command never
+_force = click.option("--force", is_flag=True,
+                      help="write over an output file (or into a dump directory) this command did not make")
 _inputs = click.argument("inputs", nargs=-1, metavar="[-- NAME=VALUE...]")
 _set = click.option("--set", "sets", multiple=True, metavar="NAME=EXPR",
                     help="give an input (declared with args.number) a value")
@@ -293,15 +302,20 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @click.option("--max-seconds", type=float, callback=_positive, help="stop the run after S seconds")
 @click.option("--no-strokes", is_flag=True,
               help="run every engine iteration step by step (the same report; slower)")
+@_force
 @_inputs
 def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, dump, claims_only, max_events,
-        max_seconds, no_strokes, inputs):
+        max_seconds, no_strokes, force, inputs):
     """Simulate the program and print its report.  The run's length comes from
     --horizon, an instance file (--instance), or the program's default
     instance (instances/NAME.sq beside it); inputs from --set or after --.
     A run that stops before its end (--max-events, --max-seconds, Ctrl-C)
     prints what it measured, marked partial, and writes no --json or --dump;
     it exits 1 (130 for Ctrl-C)."""
+    from . import files
+    written_from = [file, instance, trace]
+    if dump:
+        files.check_tree(dump, what="--dump ", command=DUMP, force=force, inputs=written_from)
     program, origin = load_run(file, sets, horizon=horizon, warmup=warmup, seed=seed, arrivals=arrivals,
                                trace=trace, instance=instance, inputs=inputs)
     from . import sim
@@ -319,7 +333,7 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
                        err=True)
         sys.exit(EXIT_INTERRUPTED if stopped.reason == "interrupt" else 1)
     if dump:
-        report.dump(dump)
+        report.dump(dump, force=force, inputs=written_from + [program.trace])
     if claims_only:
         data = report.data()
         failed = False
@@ -342,10 +356,12 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
 @click.option("--format", "fmt", type=click.Choice(["svg", "tikz", "png"]),
               help="the figure's format (default: --out's extension, .svg, .tex or .png; else svg)")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
-def draw(file, sets, view, fmt, out):
+@_force
+def draw(file, sets, view, fmt, out, force):
     """Draw the deployment or the session as a figure: SVG, TikZ or PNG (PNG
     needs matplotlib, serq[plot]).  What the figure could not show is said on
     stderr."""
+    from . import files
     ext = {".svg": "svg", ".tex": "tikz", ".png": "png"}
     if out and fmt is None:
         fmt = ext.get(os.path.splitext(out)[1].lower())
@@ -358,6 +374,8 @@ def draw(file, sets, view, fmt, out):
                                  f"{ext[os.path.splitext(out)[1].lower()]}", param_hint="--out")
     if fmt == "png" and not out:
         raise click.UsageError("a PNG is written to a file: give --out FIGURE.png")
+    if out:
+        files.check_file(out, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     program = load_program(file, sets, need_horizon=False)
     if fmt == "png":
         from .api.extras import extra
@@ -367,8 +385,7 @@ def draw(file, sets, view, fmt, out):
     for note in notes:
         click.echo(f"note: {note}", err=True)
     if out:
-        from .files import write_file
-        write_file(out, text, "--out ")
+        files.write_file(out, text, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     else:
         click.echo(text, nl=False)
 
@@ -526,6 +543,7 @@ def _fuzz_options(what: str):
         f = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
                          show_default=True, help="where a shrunk disagreement is written")(f)
         f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
+        f = click.option("--force", is_flag=True, help="write over a file in --out this command did not make")(f)
         return click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
                             help=f"random {what} to run")(f)
     return wrap
@@ -537,17 +555,17 @@ def _fuzz_options(what: str):
               show_default=True, help="requests (scenario), or traffic whose requests share content: "
                                       "multi-turn sessions with shared system prompts (replay), "
                                       "Mooncake-format rows sharing hash ids (mooncake)")
-def oracle_fuzz(n, seed, out_dir, kind):
+def oracle_fuzz(n, seed, force, out_dir, kind):
     """Random scenarios through serQ and vLLM's real scheduler; a disagreement is
     shrunk to a minimal scenario and written with its first divergence."""
-    _campaign(kind, n, seed, out_dir)
+    _campaign(kind, n, seed, out_dir, force)
 
 
-def _campaign(kind: str, n: int, seed: int, out_dir: str, shrink: bool = True):
+def _campaign(kind: str, n: int, seed: int, out_dir: str, force: bool, shrink: bool = True):
     """A campaign (serq/oracle/campaigns.py) with its progress on stderr."""
     from .oracle.campaigns import campaign
-    c = campaign(kind, n=n, seed=seed, out=out_dir, progress=lambda line: click.echo(line, err=True),
-                 shrink=shrink)
+    c = campaign(kind, n=n, seed=seed, out=out_dir, force=force,
+                 progress=lambda line: click.echo(line, err=True), shrink=shrink)
     click.echo(c.summary())
     sys.exit(0 if c.agree else 1)
 
@@ -607,18 +625,21 @@ def oracle_replay_ir(trace):
 @click.option("--comment", multiple=True, metavar="TEXT",
               help="a line for the instance file's header, e.g. where a held constant's value comes from")
 @click.option("--json", "as_json", is_flag=True, help="print the calibration as JSON")
+@_force
 def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers, stage, budget, max_seqs, max_kv,
-              link_bw, link_latency, comment, as_json):
+              link_bw, link_latency, comment, as_json, force):
     """Fit a program's iteration cost to a kernel profile (a bundle's
     `…/<variant>/tp<N>/` folder) and write an instance file with the
     constants."""
     from .api import calibration as C
     from .calib import report as R
-    from .files import write_file
+    from . import files
+    files.check_file(out, what="--out ", mark=files.CALIBRATE, force=force, inputs=[program, instance])
     res = C.calibrate(profile_dir, program, _sets(sets), hold=hold, free_too=free_too, layers=layers,
                       stages=stage, budget=budget, max_seqs=max_seqs, max_kv=max_kv, link_bw=link_bw,
                       link_latency=link_latency, instance=instance, comments=comment)
-    write_file(out, res.instance_text, "the instance file ")
+    files.write_file(out, res.instance_text, what="--out ", mark=files.CALIBRATE, force=force,
+                     inputs=[program, instance])
     click.echo(R.dumps(R.calibrate_data(res, out)) if as_json else R.calibrate_text(res, out), nl=False)
 
 
@@ -697,7 +718,6 @@ def mooncake_trace(requests, rate, seed, system, input_, output, follow, context
     """Write a trace in Mooncake's format made from a seed: Poisson arrivals,
     conversations sharing their prompts' 512-token blocks (docs/cli.md)."""
     from . import mooncake as MT
-    from .diag import Diagnostic
     if context <= system:
         raise click.BadParameter(f"a prompt of at most {context} tokens leaves no room after the system "
                                  f"prompt's {system}", param_hint="'--context'")
@@ -706,11 +726,8 @@ def mooncake_trace(requests, rate, seed, system, input_, output, follow, context
     if out is None:
         click.echo(text, nl=False)
         return
-    if os.path.lexists(out) and not force:
-        raise SerqError(Diagnostic("E005", f"--out {out}: a file is there; serq mooncake-trace writes over "
-                                   "none it is not told to", help="--force to write over it"))
-    from .files import write_file
-    write_file(out, text, what="--out ")
+    from . import files
+    files.write_file(out, text, what="--out ", mark=files.MOONCAKE_TRACE, force=force)
 
 
 @oracle.command(name="mooncake")
@@ -844,11 +861,11 @@ def oracle_pd(scenario, use_vllm, diff):
 
 @oracle.command(name="pd-fuzz")
 @_fuzz_options("P/D scenarios")
-def oracle_pd_fuzz(n, seed, out_dir):
+def oracle_pd_fuzz(n, seed, force, out_dir):
     """Random P/D scenarios through serQ and two of vLLM's real schedulers; a
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
-    _campaign("pd", n, seed, out_dir)
+    _campaign("pd", n, seed, out_dir, force)
 
 
 # ---------------------------------------------------------------- the SGLang oracle
@@ -867,11 +884,11 @@ def oracle_sglang(scenario, use_sglang, diff):
     from .oracle.programs import sglang_program
     from .oracle import sglang as SG
     from .oracle.vllm import SGLANG, run_once
+    s = SG.load(scenario)           # (checked before SGLang is asked)
     if use_sglang and not diff:
         theirs, _ = run_once(scenario, script=SGLANG)
-        click.echo(SG.dumps(theirs))
+        click.echo(SG.dumps(SG.check_output(theirs, "SGLang's output")))
         return
-    s = SG.load(scenario)
     t0 = time.perf_counter()
     p = sglang_program(s)
     from .sim import simulate
@@ -882,6 +899,7 @@ def oracle_sglang(scenario, use_sglang, diff):
         click.echo(SG.dumps(ours))
         return
     theirs, t_sg = run_once(scenario, steps=True, script=SGLANG)
+    SG.check_output(theirs, "SGLang's output")
     text = SG.report(SG.ours_by_step(rep.step_log, ours), SG.theirs_by_step(theirs["log"]))
     fields = SG.diff(ours, theirs)
     _verdict(text, fields, "steps", t_ours, t_sg, engine="SGLang")
@@ -891,11 +909,11 @@ def oracle_sglang(scenario, use_sglang, diff):
 @_fuzz_options("SGLang scenarios")
 @click.option("--no-shrink", "no_shrink", is_flag=True,
               help="count the disagreements without shrinking them (nothing is written)")
-def oracle_sglang_fuzz(n, seed, out_dir, no_shrink):
+def oracle_sglang_fuzz(n, seed, force, out_dir, no_shrink):
     """Random SGLang scenarios through serQ and SGLang's real scheduler; a
     disagreement is shrunk to a minimal scenario and written with its first
     divergence."""
-    _campaign("sglang", n, seed, out_dir, shrink=not no_shrink)
+    _campaign("sglang", n, seed, out_dir, force, shrink=not no_shrink)
 
 
 if __name__ == "__main__":  # pragma: no cover

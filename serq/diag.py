@@ -42,13 +42,28 @@ class Sources:
     """The text of every file read in one compilation, for rendering."""
 
     _texts: dict[str, str] = {}
+    _lines: dict[tuple, str] = {}      # (path, line) -> its text, for a data file not kept whole
 
     @classmethod
     def add(cls, path: str, text: str) -> None:
         cls._texts[path] = text
 
     @classmethod
+    def add_line(cls, path: str, line: int, text: str) -> None:
+        """One line of a data file (a trace's row) for a diagnostic there; a
+        line too long to show is cut after 200 characters."""
+        cls._lines[(path, line)] = text if len(text) <= 200 else text[:200] + " …"
+
+    @classmethod
+    def paths(cls) -> list:
+        """Every file read so far (a program, its libraries): an output never
+        lands on one (serq/files.py)."""
+        return list(cls._texts)
+
+    @classmethod
     def line(cls, path: str, line: int) -> Optional[str]:
+        if (path, line) in cls._lines:
+            return cls._lines[(path, line)]
         text = cls._texts.get(path)
         if text is None:
             try:

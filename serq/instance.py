@@ -46,14 +46,11 @@ def default_for(program: str) -> Optional[str]:
 
 
 def read(path: str) -> Instance:
+    from .diag import read_text
     from .syntax.parser import parse_instance
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise SerqError(Diagnostic("E001", f"cannot read instance file {path}: {e.strerror}")) from None
-    except UnicodeDecodeError:
-        raise SerqError(Diagnostic("E001", f"cannot read instance file {path}: it is not UTF-8 text")) from None
+    if not isinstance(path, str):     # (never a file descriptor: open(2) would close stderr)
+        raise TypeError(f"an instance file is a path, not {type(path).__name__}")
+    text = read_text(path, "instance file ")
     block = parse_instance(text, path)
     inst = Instance(path)
     problems = []

@@ -72,10 +72,23 @@ def test_max_seconds_stops_a_run():
     assert r.exit_code == 1 and "(--max-seconds 0.5 reached)" in r.stderr
 
 
+def _busy(pid: int, cpu_seconds: float, timeout: float = 120.0) -> None:
+    """Wait until the process has run ``cpu_seconds`` of CPU (its imports and
+    link behind it, on a machine however loaded: Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:
+            return
+        time.sleep(0.1)
+
+
 def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
     p = subprocess.Popen([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    _busy(p.pid, 2.0)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130
@@ -96,13 +109,21 @@ def test_a_dump_or_a_figure_that_cannot_be_written_is_an_error(tmp_path):
                                           "  = help: the directory must exist and be writable\n")
 
 
-def test_a_dump_over_a_directory_keeps_what_it_does_not_write(tmp_path):
+def test_a_dump_into_a_directory_of_other_files_is_refused_and_with_force_keeps_them(tmp_path):
     d = tmp_path / "samples"
     d.mkdir()
     (d / "mine.txt").write_text("kept\n")
     r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d))
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert r.stderr == (f"error[E005]: --dump {d} holds files serq run --dump did not make (mine.txt): it is "
+                        "not written into\n"
+                        "  = help: give an empty or new directory, or --force (force=True) to write the files into "
+                        "it (theirs of the same names replaced, the rest left)\n")
+    assert os.listdir(d) == ["mine.txt"]
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d), "--force")
     assert r.exit_code == 0
-    assert sorted(os.listdir(d)) == ["client", "mine.txt", "sojourn.csv"]
+    assert sorted(os.listdir(d)) == [".serq-files.json", "client", "mine.txt", "sojourn.csv"]
+    assert (d / "mine.txt").read_text() == "kept\n"
     assert (d / "sojourn.csv").read_text().startswith("time,session,turn,value\n0.9219634323592031,0,1,")
 
 

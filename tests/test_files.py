@@ -1,32 +1,211 @@
-"""What serq writes gets the mode any other program's file would (the umask's),
-not a temporary file's 0600: a figure, a dump's files and its directory."""
+"""What a command writes (serq/files.py, docs/cli.md "What a command writes"):
+never over a file it did not make unless --force, never over its input,
+whole or not at all under a temporary name of its own, a dump replacing an
+earlier dump whole (issue 24, finding 1 and 3)."""
+
+from __future__ import annotations
 
 import os
-import stat
+import subprocess
+import sys
 
+import pytest
 from click.testing import CliRunner
 
+from serq import files
 from serq.cli import main
-from serq.files import write_file, write_tree
 
 MG1 = "examples/single-turn/mg1.sq"
 
 
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_draw_never_writes_over_the_program_even_with_force(tmp_path):
+    prog = tmp_path / "prog.sq"
+    text = open(MG1, encoding="utf-8").read()
+    prog.write_text(text)
+    r = run("draw", str(prog), "--out", str(prog))     # (.sq is no figure's extension)
+    assert (r.exit_code, prog.read_text()) == (2, text)
+    for extra in ([], ["--force"]):
+        r = run("draw", str(prog), "--out", str(prog), "--format", "svg", *extra)
+        assert (r.exit_code, r.stderr) == (1, f"error[E005]: --out {prog} is an input of serq draw: it is not "
+                                              "written over\n  = help: write the output elsewhere\n")
+        assert prog.read_text() == text
+
+
+def test_draw_writes_over_its_own_figure_and_over_another_file_only_with_force(tmp_path):
+    out = tmp_path / "fig.svg"
+    out.write_text("my notes\n")
+    r = run("draw", MG1, "--out", str(out))
+    assert (r.exit_code, r.stderr) == (1, (
+        f"error[E005]: --out {out} exists and is not a file serq draw made: it is not written over\n"
+        "  = help: give --force (force=True) to replace it, or write elsewhere (serq draw recognises its own "
+        "files: a figure whose title says `serq draw:`)\n"))
+    assert out.read_text() == "my notes\n"
+    assert run("draw", MG1, "--out", str(out), "--force").exit_code == 0
+    first = out.read_text()
+    assert "<title>examples/single-turn/mg1.sq:1:1 serq draw: deployment view</title>" in first
+    assert run("draw", MG1, "--out", str(out), "--view", "session").exit_code == 0   # its own: replaced
+    assert out.read_text() != first and "serq draw: session view" in out.read_text()
+    tikz = tmp_path / "fig.tex"
+    assert run("draw", MG1, "--out", str(tikz), "--format", "tikz").exit_code == 0
+    assert run("draw", MG1, "--out", str(tikz), "--format", "tikz").exit_code == 0
+    assert sorted(os.listdir(tmp_path)) == ["fig.svg", "fig.tex"]     # no temporary file left
+
+
+def test_a_sweep_refuses_a_foreign_table_before_its_first_run(tmp_path):
+    out = tmp_path / "data.csv"
+    out.write_text("name,value\nx,1\n")
+    r = run("sweep", MG1, "--horizon", "1e9", "--out", str(out))     # (would run for minutes)
+    assert (r.exit_code, r.stderr) == (1, (
+        f"error[E005]: {out} exists and is not a file serq sweep made: it is not written over\n"
+        "  = help: give --force (force=True) to replace it, or write elsewhere (serq sweep recognises its own "
+        "files: a CSV whose header has `seed` and `run.…` columns, a Parquet file whose metadata says so)\n"))
+    assert out.read_text() == "name,value\nx,1\n"
+    assert run("sweep", MG1, "--horizon", "5", "--out", str(out), "--force").exit_code == 0
+    assert out.read_text().startswith("seed,made.horizon,made.warmup,run.end,")
+    assert run("sweep", MG1, "--horizon", "6", "--out", str(out)).exit_code == 0     # its own table
+    assert out.read_text().split("\n")[1].startswith("1,6.0,")
+
+
+def test_a_parquet_table_is_known_by_its_metadata(tmp_path):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "t.parquet"
+    assert run("sweep", MG1, "--horizon", "5", "--out", str(out)).exit_code == 0
+    assert files.TABLE.made(str(out))
+    assert run("sweep", MG1, "--horizon", "6", "--out", str(out)).exit_code == 0
+    other = tmp_path / "o.parquet"
+    other.write_bytes(b"PAR1 not a table of serq's")
+    assert not files.TABLE.made(str(other))
+    assert run("sweep", MG1, "--horizon", "5", "--out", str(other)).exit_code == 1
+    assert other.read_bytes() == b"PAR1 not a table of serq's"
+
+
+def test_plot_writes_over_its_own_figure_and_another_only_with_force(tmp_path):
+    pytest.importorskip("matplotlib")
+    table = tmp_path / "t.csv"
+    assert run("sweep", MG1, "--set", "lambda=0.5,0.6", "--horizon", "5", "--out", str(table)).exit_code == 0
+    before = table.read_text()
+    for out in ("f.png", "f.svg"):
+        args = ["plot", str(table), "--x", "lambda", "--y", "sojourn.mean", "--out", str(tmp_path / out)]
+        assert run(*args).exit_code == 0
+        assert files.PLOT.made(str(tmp_path / out))
+        assert run(*args).exit_code == 0
+    assert table.read_text() == before
+    theirs = tmp_path / "theirs.png"
+    theirs.write_bytes(b"\x89PNG not serq's")
+    args = ["plot", str(table), "--x", "lambda", "--y", "sojourn.mean", "--out", str(theirs)]
+    r = run(*args)
+    assert r.exit_code == 1 and r.stderr.startswith(f"error[E005]: --out {theirs} exists and is not a file serq "
+                                                    "plot made")
+    assert theirs.read_bytes() == b"\x89PNG not serq's"
+    assert run(*args, "--force").exit_code == 0 and files.PLOT.made(str(theirs))
+
+
+def test_a_dump_over_an_earlier_dump_replaces_it_whole(tmp_path):
+    d = tmp_path / "dump"
+    assert run("run", "examples/multi-turn/routing.sq", "--horizon", "20", "--dump", str(d)).exit_code == 0
+    first = sorted(files._entries(str(d)))
+    assert "gauge/" not in first and any(f.startswith("gauge/") for f in first)
+    assert run("run", MG1, "--horizon", "10", "--dump", str(d)).exit_code == 0
+    assert sorted(files._entries(str(d))) == [".serq-files.json", "client/response.csv", "client/tpot.csv",
+                                              "client/ttft.csv", "sojourn.csv"]
+    assert files.read_manifest(str(d))["files"] == ["client/response.csv", "client/tpot.csv", "client/ttft.csv",
+                                                    "sojourn.csv"]
+    assert sorted(os.listdir(tmp_path)) == ["dump"]          # nothing beside it
+
+
+def test_an_empty_directory_takes_a_dump(tmp_path):
+    d = tmp_path / "dump"
+    d.mkdir()
+    assert run("run", MG1, "--horizon", "10", "--dump", str(d)).exit_code == 0
+    assert "sojourn.csv" in os.listdir(d)
+
+
+def test_the_temporary_name_is_the_writers_own():
+    """Two writers of one place never share a temporary file (the fixed
+    `.NAME.partial` of finding 3)."""
+    src = open("serq/tables/table.py", encoding="utf-8").read()
+    assert ".partial" not in src
+
+
+WRITER = """
+import sys
+from serq.tables.table import write
+rows = [{"seed": i, "run.end": float(sys.argv[2]), "x": sys.argv[2] * 200} for i in range(400)]
+for _ in range(30):
+    write(sys.argv[1], ["seed", "run.end", "x"], rows)
+"""
+
+
+def test_two_writers_of_one_table_leave_one_whole_table(tmp_path):
+    out = tmp_path / "t.csv"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(out), tag], stderr=subprocess.PIPE, text=True)
+             for tag in ("1", "2")]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    lines = out.read_text().split("\n")
+    assert lines[0] == "seed,run.end,x" and lines[-1] == "" and len(lines) == 402
+    tags = {ln.split(",")[1] for ln in lines[1:-1]}
+    assert tags in ({"1.0"}, {"2.0"})
+    assert os.listdir(tmp_path) == ["t.csv"]
+
+
+def test_a_collection_replaces_its_own_files_and_refuses_others(tmp_path):
+    c = files.Collection(str(tmp_path / "found"), what="--out ", command="serq oracle fuzz")
+    c.add("s1_00003.json", "{}\n")
+    c.add("s1_00003.json", "{\"a\": 1}\n")
+    (tmp_path / "found" / "mine.json").write_text("x")
+    with pytest.raises(files.SerqError) as e:
+        c.add("mine.json", "{}\n")
+    assert e.value.render().startswith(f"error[E005]: --out {tmp_path / 'found' / 'mine.json'} exists and is not "
+                                       "a file serq oracle fuzz made")
+    assert (tmp_path / "found" / "mine.json").read_text() == "x"
+    assert files.read_manifest(str(tmp_path / "found"))["files"] == ["s1_00003.json"]
+
+
+def test_the_api_writers_take_force(tmp_path):
+    import serq
+    prog = serq.load(MG1)
+    out = tmp_path / "x.svg"
+    out.write_text("mine")
+    with pytest.raises(serq.SerqError):
+        prog.draw().save(out)
+    prog.draw().save(out, force=True)
+    assert "serq draw:" in out.read_text()
+    rep = prog.run(horizon=5)
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "keep").write_text("k")
+    with pytest.raises(serq.SerqError):
+        rep.dump(d)
+    rep.dump(d, force=True)
+    assert (d / "keep").read_text() == "k" and (d / "sojourn.csv").exists()
+
+
 def _mode(path) -> int:
+    import stat
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
 def test_files_and_dump_directories_have_the_umasks_mode(tmp_path):
+    """What serq writes gets the mode any other program's file would (the
+    umask's), not a temporary file's 0600: a figure, a dump's files and its
+    directory."""
+    mark = files.unmarked("a test")
     old = os.umask(0o022)
     try:
-        write_file(str(tmp_path / "a.txt"), "x")
-        write_tree(str(tmp_path / "d"), [("one.csv", "a\n"), ("sub/two.csv", "b\n")])
+        files.write_file(str(tmp_path / "a.txt"), "x", what="", mark=mark)
+        files.write_tree(str(tmp_path / "d"), [("one.csv", "a\n"), ("sub/two.csv", "b\n")], what="",
+                         command="a test")
         r = CliRunner().invoke(main, ["draw", MG1, "--out", str(tmp_path / "f.svg")])
         assert r.exit_code == 0, r.output
         r = CliRunner().invoke(main, ["run", MG1, "--horizon", "50", "--warmup", "0", "--dump", str(tmp_path / "out")])
         assert r.exit_code == 0, r.output
         os.umask(0o077)
-        write_file(str(tmp_path / "private.txt"), "x")
+        files.write_file(str(tmp_path / "private.txt"), "x", what="", mark=mark)
     finally:
         os.umask(old)
     assert _mode(tmp_path / "a.txt") == 0o644
@@ -34,3 +213,26 @@ def test_files_and_dump_directories_have_the_umasks_mode(tmp_path):
     assert _mode(tmp_path / "f.svg") == 0o644
     assert _mode(tmp_path / "out") == 0o755 and _mode(tmp_path / "out" / "sojourn.csv") == 0o644
     assert _mode(tmp_path / "private.txt") == 0o600
+
+
+def test_a_png_figure_is_known_for_serq_draws_own(tmp_path):
+    """serq draw --out f.png (deploy's PNG) goes through serq/files.py as an
+    SVG does: its title names serq draw, so a second draw replaces it; a PNG
+    serq draw did not make is refused without --force."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "f.png"
+    assert run("draw", MG1, "--out", str(out)).exit_code == 0
+    first = out.read_bytes()
+    assert first.startswith(b"\x89PNG") and b"serq draw: deployment view" in first[:files.HEAD]
+    assert run("draw", MG1, "--out", str(out), "--view", "session").exit_code == 0
+    assert b"serq draw: session view" in out.read_bytes()[:files.HEAD]
+    other = tmp_path / "photo.png"
+    other.write_bytes(b"\x89PNG\r\n\x1a\nnot serq's")
+    r = run("draw", MG1, "--out", str(other))
+    assert (r.exit_code, r.stderr) == (1, (
+        f"error[E005]: --out {other} exists and is not a file serq draw made: it is not written over\n"
+        "  = help: give --force (force=True) to replace it, or write elsewhere (serq draw recognises its own "
+        "files: a figure whose title says `serq draw:`)\n"))
+    assert other.read_bytes() == b"\x89PNG\r\n\x1a\nnot serq's"
+    assert run("draw", MG1, "--out", str(other), "--force").exit_code == 0
+    assert sorted(os.listdir(tmp_path)) == ["f.png", "photo.png"]

@@ -122,7 +122,9 @@ def test_the_command_writes_what_generate_makes(tmp_path):
     # nothing written over unless told
     r = runner.invoke(main, ["mooncake-trace", "--requests", "6", "--out", str(out)])
     assert r.exit_code == 1 and out.read_text(encoding="utf-8") == MT.text(MT.generate(requests=5))
-    assert f"error[E005]: --out {out}: a file is there" in r.output
+    assert r.stderr == (f"error[E005]: --out {out} exists and is not a file serq mooncake-trace made: it is not "
+                        "written over\n  = help: give --force (force=True) to replace it, or write elsewhere (serq "
+                        "mooncake-trace recognises its own files: none: its files have no room to say so)\n")
     r = runner.invoke(main, ["mooncake-trace", "--requests", "6", "--out", str(out), "--force"])
     assert r.exit_code == 0 and out.read_text(encoding="utf-8") == MT.text(MT.generate(requests=6))
 

@@ -255,10 +255,10 @@ def test_a_pd_scenario_that_could_never_run_is_refused_with_its_reason(tmp_path)
                                "requests": [{"prompt": 12, "out": 6, "arrive": 0}]}))
     r = CliRunner().invoke(main, ["oracle", "pd", str(bad)])
     assert r.exit_code == 1
-    assert r.output.startswith(f"error[E951]: {bad}: request 0 needs 5 KV blocks on D (17 tokens in blocks "
+    assert r.output.startswith(f"error[E951]: {bad}: $.requests[0] needs 5 KV blocks on D (17 tokens in blocks "
                                "of 4) and D has 4: it could never run\n")
     r = CliRunner().invoke(main, ["oracle", "pd", str(tmp_path / "none.json")])
-    assert r.exit_code == 1 and r.output.startswith(f"error[E950]: cannot read P/D scenario {tmp_path}/none.json")
+    assert r.exit_code == 1 and r.output.startswith(f"error[E950]: cannot read the P/D scenario {tmp_path}/none.json")
 
 
 def test_pd_diff_says_which_field_of_which_request_parts():

@@ -124,11 +124,13 @@ def test_the_mooncake_spec_is_checked():
         MC.check({"engine": {"budget": 8, "max_seqs": 1, "block_size": 4, "num_blocks": 4},
                   "step_ms": 10, "rows": [{"timestamp": 0, "input_length": 10, "output_length": 1,
                                            "hash_ids": [1]}], "hash_block": 4}, "x.json")
-    assert "rows[0]: 10 input tokens need 3 hash ids (one per block of 4 tokens), not 1\n" in str(e.value)
+    assert e.value.render().split("\n")[0] == (
+        "error[E951]: x.json: $.rows[0].hash_ids is not a Mooncake row: 10 input tokens need 3 hash ids (one per "
+        "block of 4 tokens), not 1")
     with pytest.raises(SerqError) as e:
         MC.check({"engine": {"budget": 8, "max_seqs": 1, "block_size": 4, "num_blocks": 4}, "step_ms": 0,
                   "rows": []}, "x.json")
-    assert "x.json: 'step_ms' must be a positive number" in str(e.value)
+    assert e.value.render().split("\n")[0] == "error[E951]: x.json: $.step_ms is 0: a positive number below 2^53"
 
 
 @pytest.mark.vllm

@@ -155,3 +155,25 @@ def test_a_nic_that_fails_to_declare_is_reported_once_and_its_reads_say_nothing_
         compile_source(src, "t.sq")
     assert info.value.render() == (
         "t.sq:14:12: error[E201]: unknown name `Bw`\n   |\n14 |     nic ps(Bw);\n   |            ^^")
+
+
+def test_an_entry_reading_another_queues_attribute_does_not_link():
+    """§Queues: an entry's body reads "nothing else the session has set, nor
+    another queue's Q.x" (issue 24, finding 13: `set c = P.c;` in D's entry
+    linked)."""
+    src = BASE.replace("      hold kv (cost(kv, prompt)) { run (cost(P, prompt)); }",
+                       "      set c = prompt;\n      hold kv (cost(kv, prompt)) { run (cost(P, prompt)); }")
+    src = src.replace("(prompt); run (cost(D, o)); }", "(prompt); set c = P.c; run (cost(D, o)); }")
+    with pytest.raises(SerqError) as e:
+        compile_source(src, "t.sq", horizon=10)
+    assert e.value.render() == (
+        "t.sq:17:85: error[E264]: entry `D.decode from P` of queue `D` reads `P.c`, queue `P`'s: an entry's body "
+        "reads nothing another queue has set\n"
+        "   |\n"
+        "17 |       hold kv (cost(kv, prompt)) { transfer (prompt) from P to kv (prompt); set c = P.c; run (cost(D, o)); "
+        "} cache (cost(kv, prompt));\n"
+        "   |                                                                                     ^^^\n"
+        "  = note: in entry `D.decode from P`, used at t.sq:22:41\n"
+        "  = help: pass it as a parameter of `D.decode from P`, or let the gateway read `P.c` and pass it on")
+    # the gateway reads it (the route is the session's side), and D reads its own
+    compile_source(src.replace("set c = P.c; ", "set c = D.c; "), "t.sq", horizon=10)

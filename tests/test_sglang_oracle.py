@@ -131,18 +131,70 @@ def test_the_generator_is_the_committed_suite_and_every_scenario_is_feasible():
         SG.check(s)
 
 
+SG_HELP = ('  = help: an SGLang scenario is {"max_running", "kv_tokens", "chunk"?, "budget", "policy"?: "fcfs"|"lpm", '
+           '"ignore_eos"?, "conservativeness"?, "overlap"?, "requests": [{"prompt", "out", "arrive"?, "prefix"?: '
+           '{"id", "tokens"}}]}')
+
+
 @pytest.mark.parametrize("bad,msg", [
-    ({"kv_tokens": 50}, "'max_running' must be a whole number ≥ 1"),
-    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "policy": "lifo"}, "'policy' must be 'fcfs' or 'lpm'"),
-    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "conservativeness": 0}, "'conservativeness' must be a number in (0, 100]"),
-    ({"max_running": 2, "kv_tokens": 21, "budget": 8}, "request 0 (prompt 16 + out 4) does not fit 'kv_tokens' 21"),
-    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "overlap": 1}, "'overlap' must be true or false"),
+    ({"kv_tokens": 50}, "$.max_running is missing\n" + SG_HELP),
+    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "policy": "lifo"},
+     '$.policy is "lifo": one of "fcfs", "lpm"\n' + SG_HELP),
+    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "conservativeness": 0},
+     "$.conservativeness is 0: a number in (0, 100]\n" + SG_HELP),
+    ({"max_running": 2, "kv_tokens": 21, "budget": 8},
+     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 21: SGLang refuses a prompt over kv_tokens - 6 "
+     "and cuts a request's outputs to kv_tokens - 2 in all\n" + SG_HELP),
+    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "overlap": 1}, "$.overlap is 1: true or false\n" + SG_HELP),
+    ({"max_running": "2", "kv_tokens": 50, "budget": 8},
+     '$.max_running is "2": a whole number from 1 below 2^53\n' + SG_HELP),
+    ({"max_running": 2, "kv_tokens": 50, "budget": 8, "overlapp": True},
+     "$.overlapp is not a key of the input (its keys: budget, chunk, conservativeness, ignore_eos, kv_tokens, "
+     "max_running, overlap, policy, requests)\n  = help: did you mean `overlap`?"),
 ])
 def test_a_scenario_serq_cannot_run_is_refused_with_a_located_message(bad, msg):
+    """Every value checked at its JSON path (serq/oracle/spec.py), as a vLLM
+    scenario's is; a misspelt key gets the likely one."""
     s = dict(bad, requests=[{"prompt": 16, "out": 4, "arrive": 0}])
     with pytest.raises(SerqError) as e:
         SG.check(s, "s.json")
-    assert f"error[E951]: s.json: {msg}" in e.value.render()
+    assert e.value.render() == f"error[E951]: s.json: {msg}"
+
+
+def test_a_request_and_its_shared_prompt_are_checked_at_their_paths():
+    base = {"max_running": 2, "kv_tokens": 50, "budget": 8}
+    for req, msg in (({"prompt": 16, "out": 4, "arive": 0},
+                      "$.requests[0].arive is not a key of $.requests[0] (its keys: prompt, out, arrive, prefix)"),
+                     ({"prompt": 16, "out": 4, "prefix": None}, "$.requests[0].prefix is null, not an object"),
+                     ({"prompt": 16, "out": 4, "prefix": {"id": 1, "tokens": 17}},
+                      "$.requests[0].prefix.tokens is 17, more than its prompt (16)"),
+                     ({"prompt": 16, "out": 4, "arrive": -1},
+                      "$.requests[0].arrive is -1: a whole number from 0 below 2^53")):
+        with pytest.raises(SerqError) as e:
+            SG.check(dict(base, requests=[req]), "s.json")
+        assert e.value.render().split("\n")[0] == f"error[E951]: s.json: {msg}"
+
+
+def test_an_sglang_output_is_checked_before_it_is_read():
+    ok = {"requests": [{"req": 0, "first": 1, "last": 3, "retractions": 0, "cached": 0, "finish": "length"}],
+          "steps": 4, "sglang": "0.5.23",
+          "log": [{"step": 0, "mode": "prefill", "prefill": {"0": 10}, "decode": [], "retracted": [],
+                   "finished": [], "free": 110}]}
+    assert SG.check_output(ok) is ok
+    for path, value, msg in ((("steps",), "4", '$.steps is "4": a whole number from 0 below 2^53'),
+                             (("requests", 0, "first"), 1.5, "$.requests[0].first is 1.5: a whole number from 0 "
+                                                              "below 2^53"),
+                             (("log", 0, "prefill"), [10], "$.log[0].prefill is a list, not an object"),
+                             (("log", 0, "decode"), [None], "$.log[0].decode[0] is null: a whole number from 0 "
+                                                            "below 2^53")):
+        bad = json.loads(json.dumps(ok))
+        at = bad
+        for k in path[:-1]:
+            at = at[k]
+        at[path[-1]] = value
+        with pytest.raises(SerqError) as e:
+            SG.check_output(bad, "o.json")
+        assert e.value.render().split("\n")[0] == f"error[E951]: o.json: {msg}"
 
 
 def test_serq_oracle_sglang_prints_the_harness_layout(tmp_path):

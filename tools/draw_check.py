@@ -81,9 +81,10 @@ def main(argv=None) -> int:
                 if render(program, view=view, fmt=fmt) != text:
                     problems.append(f"{what}: two renders differ")
                 if args.out:
-                    from serq.files import write_file
+                    from serq.files import DRAW, write_file
                     os.makedirs(args.out, exist_ok=True)
-                    write_file(os.path.join(args.out, f"{stem(ex)}.{view}.{FORMATS[fmt]}"), text)
+                    write_file(os.path.join(args.out, f"{stem(ex)}.{view}.{FORMATS[fmt]}"), text, what="--out ",
+                               mark=DRAW)
                 if ex in GOLDEN:
                     golden.append((golden_path(ex, view, fmt), text))
     # the golden figures: compared, or (every figure drawn, no problem) written

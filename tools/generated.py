@@ -35,10 +35,10 @@ def check_generated(pairs, write: bool, how: str = "regenerate it and review the
                 problems.append(f"REFUSED: {path}: {why}; nothing written")
     if problems:
         return problems
-    from serq.files import write_file
+    from serq.files import CHECKED, write_file
     for path, text in pairs:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        write_file(path, text)
+        write_file(path, text, what="", mark=CHECKED)
     return []
 
 

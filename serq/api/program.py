@@ -63,9 +63,13 @@ class Drawing(str):
     def _repr_svg_(self):
         return str(self) if self.fmt == "svg" else None
 
-    def save(self, path: str) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self)
+    def save(self, path, force: bool = False) -> None:
+        """Write the figure at ``path``, as ``serq draw --out`` does: a file
+        that is not a figure of serq draw's is replaced only with ``force``."""
+        from .. import files
+        from .. import args
+        files.write_file(args.path("Drawing.save", "path", path), str(self), what="", mark=files.DRAW,
+                         force=args.flag("Drawing.save", "force", force))
 
 
 class Program:
@@ -204,9 +208,8 @@ class Program:
         if arrivals is not None:
             changes["arrivals"] = _int("arrivals", arrivals)
         if trace is not None:
-            if not isinstance(trace, str):
-                raise usage(f"trace= is a path, not {type(trace).__name__}")
-            changes["trace"] = trace
+            from .. import args
+            changes["trace"] = args.path("Program.run", "trace", trace)
         if not changes:
             return self.ir
         from .. import ir
@@ -276,15 +279,13 @@ def _choice(what: str, value, choices) -> None:
 
 
 def _float(what: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise usage(f"{what}= is a number, not {type(value).__name__} {value!r}")
-    return float(value)
+    from .. import args
+    return args.number("Program.run", what, value)
 
 
 def _int(what: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise usage(f"{what}= is a whole number, not {type(value).__name__} {value!r}")
-    return int(value)
+    from .. import args
+    return args.whole("Program.run", what, value)
 
 
 def _compile(text: str, path: str, sets: dict):
@@ -304,19 +305,22 @@ def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) 
     runs' settings and input values, under ``set`` and ``run``'s arguments; a
     run without a horizon reads the program's default instance
     (``instances/NAME.sq`` beside it), as ``serq run`` does."""
-    if not isinstance(path, str):
-        path = str(path)   # a pathlib.Path
+    from ..diag import read_text
+    from .. import args
+    path = args.path("serq.load", "path", path)
+    instance = args.path("serq.load", "instance", instance, optional=True)
+    if set is not None and not isinstance(set, dict):
+        raise args.wrong("serq.load", "set", "a dict of inputs", set)
     if path.endswith(".json"):
         if set:
             raise usage("set= is refused on an IR file: its constants are already folded",
                         help="give set= to the .sq program")
+        if instance is not None:
+            raise usage("instance= is refused on an IR file: it holds its settings",
+                        help="give prog.run(horizon=…, seed=…)")
         from .. import ir
         return Program(ir.read(path), path=path, text=None, sets={}, from_ir=True)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise SerqError(Diagnostic("E001", f"cannot read {path}: {e.strerror}"))
+    text = read_text(path)
     if instance is None:
         return _link(text, path, set_texts(set))
     from ..instance import resolve
@@ -327,8 +331,11 @@ def load(path: str, set: Optional[dict] = None, instance: Optional[str] = None) 
 def loads(text: str, set: Optional[dict] = None, path: str = "<string>") -> Program:
     """A program from its source text; ``path`` names it in errors (and
     relative ``use`` and trace paths are read from its folder)."""
-    if not isinstance(text, str):
-        raise usage(f"loads takes the program's text, not {type(text).__name__}")
+    from .. import args
+    args.text("serq.loads", "text", text)
+    args.text("serq.loads", "path", path)
+    if set is not None and not isinstance(set, dict):
+        raise args.wrong("serq.loads", "set", "a dict of inputs", set)
     if text.lstrip().startswith("{"):
         if set:
             raise usage("set= is refused on IR: its constants are already folded",

@@ -152,8 +152,13 @@ class Report:
     def json(self) -> str:
         return self.raw.json()
 
-    def dump(self, directory: str) -> None:
-        self.raw.dump(directory)
+    def dump(self, directory, force: bool = False) -> None:
+        """Write the samples as ``serq run --dump DIR`` does (needs a run with
+        samples): refused into a directory holding files a dump did not make,
+        unless ``force`` (serq/files.py)."""
+        from .. import args
+        directory = args.path("Report.dump", "directory", directory)
+        self.raw.dump(directory, force=args.flag("Report.dump", "force", force))
 
     def __str__(self):
         return self.text()

@@ -150,11 +150,11 @@ def token_contents(prompts: list, bs: int) -> list:
             cid = ids.get(key)
             if cid is None:
                 cid = ids[key] = len(ids)
-            segs.append((float(cid), float(bs)))
+            segs.append((cid, bs))
             parent = cid
         if len(toks) > full * bs:
             cid = ids[("own", len(out))] = len(ids)
-            segs.append((float(cid), float(len(toks) - full * bs)))
+            segs.append((cid, len(toks) - full * bs))
         out.append(tuple(segs))
     return out
 

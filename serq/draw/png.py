@@ -63,7 +63,10 @@ def render(fig: Figure) -> bytes:
                 p.spline([(s[2], s[4]), (s[2], s[4]), (s[3], s[4]), (s[3], s[4])], stroke, width, dash, z=5)
         p.text(lg.text, SOFT, z=5)
     buf = io.BytesIO()
-    m.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    # the title names serq draw, as the SVG's does: how a later serq draw
+    # knows the file at --out for its own (serq/files.py's DRAW)
+    m.savefig(buf, format="png", dpi=DPI,
+              metadata={"Software": None, "Title": f"{fig.caption_title} serq draw: {fig.view} view"})
     return buf.getvalue()
 
 

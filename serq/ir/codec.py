@@ -341,10 +341,25 @@ def _decode_record(cls: type, data: Any, path: str) -> Any:
             raise _Bad(f"{path}.{key}", "unknown field")
     for f in dataclasses.fields(cls):
         if f.name in data:
-            kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{path}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            value = data[f.name]
+            if f.metadata.get("whole_floats"):
+                value = _whole_floats(value)
+            kwargs[f.name] = _decode(hints[f.name], value, f"{path}.{f.name}")
+        elif not f.metadata.get("omit_default"):
+            # the canonical JSON says every value (but a field left out at its
+            # default): a missing one is a malformed file, not a default
             raise _Bad(f"{path}.{f.name}", "missing field")
     return cls(**kwargs)
+
+
+def _whole_floats(data):
+    """A field once written as floats (``1.0``) and now whole numbers: a
+    float that is a whole number below 2^53 read as that integer."""
+    if isinstance(data, list):
+        return [_whole_floats(x) for x in data]
+    if type(data) is float and data.is_integer() and abs(data) < 2.0 ** 53:
+        return int(data)
+    return data
 
 
 def _decode_variant(members: tuple[type, ...], data: Any, path: str) -> Any:

@@ -499,15 +499,21 @@ class ABatch:
     n: int
 
 
+# a content id (a session's `content`, a trace row's hash id): below 2^64
+CONTENT_IDS = 2 ** 64
+
+
 @dataclass(frozen=True)
 class SessionSpec:
     attrs: tuple[tuple[int, float], ...]
     turns: Optional[tuple[tuple[tuple[int, float], ...], ...]] = None
     # the session's arrival time (0 when absent)
     at: float = field(default=0.0, metadata=OMIT_DEFAULT)
-    # what its tokens are: segments [id, tokens] from position 0, in order;
-    # every later token is the session's own
-    content: tuple[tuple[float, float], ...] = field(default=(), metadata=OMIT_DEFAULT)
+    # what its tokens are: segments [id, tokens] from position 0, in order,
+    # whole numbers (an id a 64-bit hash, kept exact); every later token is
+    # the session's own
+    # (IR written before these were whole numbers said 1.0: read as 1)
+    content: tuple[tuple[int, int], ...] = field(default=(), metadata={**OMIT_DEFAULT, "whole_floats": True})
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,18 @@
-"""Trace CSVs (`session,turn,new,out,think[,forced]`): reading, and inlining
-an ordered trace into a program's explicit sessions (`serq ir --inline-trace`)."""
+"""Traces: CSVs (`session,turn,new,out,think[,forced]`) and Mooncake's JSONL
+rows, read and checked where they are read (every problem at its file, line
+and column; a Mooncake trace read row by row, as far as a replay reaches);
+and inlining an ordered trace into a program's explicit sessions
+(`serq ir --inline-trace`)."""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-import math
+import json
 from dataclasses import dataclass
+from typing import Iterator
 
+from ..datafile import csv_lines, data_error, data_lines, depth_ok, json_kind, json_text
 from ..diag import Diagnostic, SerqError
 from . import model as M
 
@@ -22,53 +27,74 @@ class TraceTurn:
     forced: float
 
 
+# A trace's bounds: a JSON row nested at most MAX_DEPTH deep (a line is at
+# most serq.datafile.MAX_LINE bytes), every number but a hash id below 2^53
+# (so that it is the float it stands for).
+MAX_DEPTH = 64
+WHOLE = 2 ** 53
+HASH = 2 ** 64        # a Mooncake hash id: a 64-bit unsigned integer, kept exact
+
+
+def _cell_col(text: str, k: int) -> int:
+    """The column where cell k of a CSV line starts (1 when quotes hide it)."""
+    if '"' in text:
+        return 1
+    pos = 0
+    for _ in range(k):
+        j = text.find(",", pos)
+        if j < 0:
+            return 1
+        pos = j + 1
+    return pos + 1
+
+
 def read_trace(path: str) -> list[list[TraceTurn]]:
     """The trace's sessions, in order of first appearance, each its turns in
-    order of their `turn` column."""
+    order of their `turn` column.  Every row is checked: a cell that is not a
+    finite number ≥ 0 (below 2^53), a row of the wrong width, a header that is
+    not the columns, a byte that is not UTF-8 is an error at its line and
+    column (E233; E232 a file that cannot be read)."""
+    reader, line = csv_lines(path, "E232", "the trace")
+
+    def bad(msg, k=0, help=None):
+        text = line()
+        return data_error("E233", path, reader.line_num, _cell_col(text, k) if text is not None else 1, msg,
+                          text, help)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as e:
-        raise SerqError(Diagnostic("E232", f"cannot read trace {path}: {e.strerror}", field="$.trace"))
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise SerqError(Diagnostic("E233", f"{path}: not a CSV trace in UTF-8 ({e})", field="$.trace")) from None
-    reader = iter(rows)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise SerqError(Diagnostic("E233", f"{path}: the trace is empty",
-                                   help="the first row names the columns: "
-                                        "session,turn,new,out,think[,forced]"))
-    header = [h.strip() for h in header]
-    if tuple(header[:5]) != COLUMNS or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
-        raise SerqError(Diagnostic("E233", f"{path}:1: the columns are {','.join(header)}",
-                                   help="a trace's columns are session,turn,new,out,think[,forced]"))
-    sessions: dict[str, list[tuple[float, TraceTurn]]] = {}
-    order: list[str] = []
-    for row_no, row in enumerate(reader, start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != len(header):
-            raise SerqError(Diagnostic("E233", f"{path}:{row_no}: {len(row)} fields, the header has "
-                                       f"{len(header)}"))
-        vals = []
-        for name, cell in zip(header[1:], row[1:]):
-            try:
-                v = float(cell)
-            except ValueError:
-                raise SerqError(Diagnostic("E233", f"{path}:{row_no}: column `{name}` is `{cell}`, "
-                                           "not a number"))
-            if not math.isfinite(v) or v < 0:
-                raise SerqError(Diagnostic("E233", f"{path}:{row_no}: column `{name}` is {cell}: a "
-                                           "trace's numbers are finite and not negative"))
-            vals.append(v)
-        turn_no, new, out, think = vals[:4]
-        forced = vals[4] if len(vals) > 4 else 0.0
-        key = row[0].strip()
-        if key not in sessions:
-            sessions[key] = []
-            order.append(key)
-        sessions[key].append((turn_no, TraceTurn(new, out, think, forced)))
+        header = next(reader, None)
+        if header is None:
+            raise SerqError(Diagnostic("E233", f"{path}: the trace is empty",
+                                       help="the first row names the columns: session,turn,new,out,think[,forced]"))
+        header = [h.strip() for h in header]
+        if tuple(header[:5]) != COLUMNS or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
+            raise bad(f"the columns are {','.join(header)[:120]}",
+                      help="a trace's columns are session,turn,new,out,think[,forced]")
+        sessions: dict[str, list[tuple[float, TraceTurn]]] = {}
+        order: list[str] = []
+        for row in reader:
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) != len(header):
+                raise bad(f"{len(row)} fields, the header has {len(header)}")
+            vals = []
+            for k, (name, cell) in enumerate(zip(header[1:], row[1:]), start=1):
+                try:
+                    v = float(cell)
+                except ValueError:
+                    raise bad(f"column `{name}` is `{cell[:40]}`, not a number", k) from None
+                if not (0 <= v < WHOLE):
+                    raise bad(f"column `{name}` is {cell[:40]}: a trace's numbers are finite, not negative "
+                              "and below 2^53", k)
+                vals.append(v)
+            turn_no, new, out, think = vals[:4]
+            forced = vals[4] if len(vals) > 4 else 0.0
+            key = row[0].strip()
+            if key not in sessions:
+                sessions[key] = []
+                order.append(key)
+            sessions[key].append((turn_no, TraceTurn(new, out, think, forced)))
+    except csv.Error as e:
+        raise bad(f"not a CSV trace: {e}") from None
     if not order:
         raise SerqError(Diagnostic("E233", f"{path}: the trace has no turns"))
     return [[t for _, t in sorted(sessions[k], key=lambda x: x[0])] for k in order]
@@ -117,12 +143,12 @@ class MooncakeRow:
     output_length: int
     hash_ids: tuple[int, ...]
 
-    def content(self) -> tuple[tuple[float, float], ...]:
-        """The prompt as content segments: token k is (hash_ids[k // 512], k % 512)."""
+    def content(self, block: int = MOONCAKE_BLOCK) -> tuple[tuple[int, int], ...]:
+        """The prompt as content segments, whole numbers (a 64-bit hash id kept
+        exact): token k is (hash_ids[k // block], k % block)."""
         n = self.input_length
         last = len(self.hash_ids) - 1
-        return tuple((float(h), float(MOONCAKE_BLOCK if j < last else n - MOONCAKE_BLOCK * last))
-                     for j, h in enumerate(self.hash_ids))
+        return tuple((h, block if j < last else n - block * last) for j, h in enumerate(self.hash_ids))
 
 
 def is_mooncake(path: str) -> bool:
@@ -134,7 +160,8 @@ def _fields(obj: dict) -> str:
     lack = [k for k in MOONCAKE_KEYS if k not in obj]
     extra = sorted(k for k in obj if k not in MOONCAKE_KEYS)
     parts = ([f"it lacks {', '.join(f'`{k}`' for k in lack)}"] if lack else []) + \
-        ([f"it has {', '.join(f'`{k}`' for k in extra)}, which a row does not"] if extra else [])
+        ([f"it has {', '.join(f'`{str(k)[:40]}`' for k in extra[:3])}{' and more' if len(extra) > 3 else ''}, "
+         "which a row does not"] if extra else [])
     return f"a row has the fields {', '.join(MOONCAKE_KEYS)}: " + " and ".join(parts)
 
 
@@ -145,51 +172,78 @@ def hash_ids_count(have: int, tokens: int, block: int) -> str:
             f"tokens), not {have}")
 
 
+ROW_HELP = ('a Mooncake row is {"timestamp", "input_length", "output_length", "hash_ids"}: whole numbers, '
+            'the hash ids 64-bit (from 0 to 2^64 - 1), one per 512 tokens')
+
+
+def mooncake_row(obj, block: int = MOONCAKE_BLOCK) -> MooncakeRow:
+    """One row, checked: a ``ValueError`` whose args are (message, key) on a
+    bad one (the caller says where)."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"a row is a JSON object, not {json_kind(obj)}", None)
+    unknown = sorted(k for k in obj if k not in MOONCAKE_KEYS)
+    if unknown or any(k not in obj for k in MOONCAKE_KEYS):
+        raise ValueError(_fields(obj), unknown[0] if unknown else None)
+    for k in MOONCAKE_KEYS[:3]:
+        v, lo = obj[k], (0 if k == "timestamp" else 1)
+        if isinstance(v, bool) or not isinstance(v, int) or not (lo <= v < WHOLE):
+            raise ValueError(f"`{k}` is {json_text(v)}: a whole number from {lo} below 2^53", k)
+    ids = obj["hash_ids"]
+    if not isinstance(ids, list):
+        raise ValueError(f"`hash_ids` is {json_kind(ids)}: a list of whole numbers", "hash_ids")
+    for j, h in enumerate(ids):
+        if isinstance(h, bool) or not isinstance(h, int) or not (0 <= h < HASH):
+            raise ValueError(f"`hash_ids[{j}]` is {json_text(h)}: a hash id is a whole number from 0 to "
+                             "2^64 - 1", "hash_ids")
+    n = obj["input_length"]
+    if len(ids) != -(-n // block):
+        raise ValueError(hash_ids_count(len(ids), n, block), "hash_ids")
+    return MooncakeRow(obj["timestamp"], n, obj["output_length"], tuple(ids))
+
+
+def iter_mooncake(path: str, first: int = 0) -> Iterator[tuple[int, MooncakeRow]]:
+    """``(line number, row)`` of a Mooncake trace from line ``first + 1`` on,
+    read as it is needed (a replay to a horizon reads the rows it reaches and
+    no more); every row is checked where it is read, timestamps must not
+    decrease, and a problem is an error at its line and column (E294)."""
+    last_ts = None
+    for line_no, text in data_lines(path, "E294", "the Mooncake trace"):
+        if line_no <= first or not text.strip():
+            continue
+        shown = text.rstrip("\r\n")
+
+        def bad(msg, key=None):
+            col = 1
+            if key is not None:
+                k = shown.find(json.dumps(key)) if isinstance(key, str) else -1
+                col = k + 1 if k >= 0 else 1
+            return data_error("E294", path, line_no, col, msg, shown, help=ROW_HELP)
+        if not depth_ok(shown, MAX_DEPTH):
+            raise bad(f"the row nests more than {MAX_DEPTH} deep")
+        try:
+            obj = json.loads(shown)
+        except json.JSONDecodeError as e:
+            raise data_error("E294", path, line_no, e.colno, f"not JSON: {e.msg}", shown, help=ROW_HELP) from None
+        except (ValueError, RecursionError) as e:      # (an integer of thousands of digits)
+            raise bad(f"not JSON this serq reads: {str(e)[:80]}") from None
+        try:
+            row = mooncake_row(obj)
+        except ValueError as e:
+            raise bad(e.args[0], e.args[1]) from None
+        if last_ts is not None and row.timestamp < last_ts:
+            raise bad(f"the timestamp {row.timestamp} is before the previous row's {last_ts}", "timestamp")
+        last_ts = row.timestamp
+        yield line_no, row
+
+
 def read_mooncake(path: str, first: int = 0, count: int = None) -> list[MooncakeRow]:
     """Rows first … first + count − 1 of a Mooncake trace (all from `first`
-    when count is None); every row is checked, timestamps must not decrease."""
-    import json
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as e:
-        raise SerqError(Diagnostic("E294", f"cannot read trace {path}: {e.strerror}"))
+    when count is None), each checked (``iter_mooncake``)."""
     rows = []
-    last_ts = None
-    with f:
-        for line_no, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            i = line_no - 1
-            if i < first:
-                continue
-            if count is not None and len(rows) >= count:
-                break
-
-            def bad(msg, _n=line_no):
-                raise SerqError(Diagnostic("E294", f"{path}:{_n}: {msg}",
-                                           help="a Mooncake trace has one JSON object a line: "
-                                                '{"timestamp", "input_length", "output_length", "hash_ids"}'))
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                bad(f"not JSON: {e.msg}")
-            if not isinstance(obj, dict) or set(obj) != set(MOONCAKE_KEYS):
-                bad(_fields(obj) if isinstance(obj, dict) else "not a JSON object")
-            vals = [obj[k] for k in MOONCAKE_KEYS[:3]]
-            for k, v in zip(MOONCAKE_KEYS, vals):
-                if isinstance(v, bool) or not isinstance(v, int) or v < (1 if k != "timestamp" else 0):
-                    bad(f"`{k}` is {json.dumps(v)}: a whole number ≥ {1 if k != 'timestamp' else 0}")
-            ts, n, o = vals
-            ids = obj["hash_ids"]
-            if not isinstance(ids, list) or any(isinstance(h, bool) or not isinstance(h, int) or h < 0
-                                                for h in ids):
-                bad("`hash_ids` is a list of whole numbers ≥ 0")
-            if len(ids) != -(-n // MOONCAKE_BLOCK):
-                bad(hash_ids_count(len(ids), n, MOONCAKE_BLOCK))
-            if last_ts is not None and ts < last_ts:
-                bad(f"the timestamp {ts} is before the previous row's {last_ts}")
-            last_ts = ts
-            rows.append(MooncakeRow(ts, n, o, tuple(ids)))
+    for _, row in iter_mooncake(path, first):
+        if count is not None and len(rows) >= count:
+            break
+        rows.append(row)
     if not rows:
         raise SerqError(Diagnostic("E294", f"{path}: no rows" + (f" from line {first + 1}" if first else "")))
     return rows

@@ -78,6 +78,13 @@ class Checker:
         if p.version != M.IR_VERSION:
             self.problem("E902", f"IR version {p.version} (this serq reads {M.IR_VERSION})", field="$.version")
             self.out.check()
+        # the types and shape first (serq/ir/shape.py): the checks below read
+        # every node as its kind
+        from .shape import problems
+        for path, message in problems(p):
+            self.problem("E910", f"the field {message}", field=path)
+        if self.out:
+            self.out.check()
         self.check_tables()
         if self.out:
             self.out.check()
@@ -555,9 +562,9 @@ class Checker:
                 if not (s.at >= 0 and math.isfinite(s.at)):
                     self.problem("E404", f"a session's arrival time is {_fmt(s.at)}: finite and ≥ 0")
                 for cid, n in s.content:
-                    if not all(v >= 0 and math.isfinite(v) and v == math.floor(v) for v in (cid, n)):
+                    if not (0 <= cid < M.CONTENT_IDS and 0 <= n < 2 ** 53):
                         self.problem("E292", f"a session's content segment [{_fmt(cid)}, {_fmt(n)}]: "
-                                     "an id and a length are whole numbers ≥ 0")
+                                     "an id is a whole number from 0 to 2^64 - 1, a length from 0 to 2^53")
         elif type(a) is M.ATrace:
             if not (a.scale > 0 and math.isfinite(a.scale)):
                 self.problem("E293", f"`arrive trace`: the scale {_fmt(a.scale)} must be positive and finite")

@@ -112,8 +112,11 @@ class Constants:
             return 1, False
         value, deps = self.const_expr(e, Env(clause="const"))
         if not (value >= 1 and math.isfinite(value) and value == math.floor(value)):
-            self.fail("E403", f"the size of {what} is a whole number ≥ 1, not {fmt(value)}", e.span)
-        if value > MAX_AGG_TERMS:
+            # (said, and linked on as a family of one, as below: a size from
+            # an input, --set N=0, leaves every reader of the family linked)
+            self.diag.add("E403", f"the size of {what} is a whole number ≥ 1, not {fmt(value)}", e.span)
+            value = 1.0
+        elif value > MAX_AGG_TERMS:
             # a family is read by aggregates over its members, which write
             # out at most MAX_AGG_TERMS terms
             # (said, and linked on as a family of one, so that nothing else is said of it)

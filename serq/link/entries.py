@@ -392,8 +392,10 @@ def dotted_value(lk, base: str, attr: str, span: Span, env: Env):
     full = f"{base}.{attr}"
     scope = env.entry
     if scope is not None and not scope.queue.gateway and scope.queue is not q:
-        lk.fail("E285", f"entry `{scope.entry.title}` reads `{full}`, queue `{base}`'s: an entry sees its own",
-                span, env=env)
+        lk.fail("E264", f"entry `{scope.entry.title}` of queue `{scope.queue.name}` reads `{full}`, queue "
+                f"`{base}`'s: an entry's body reads nothing another queue has set", span, env=env,
+                help=f"pass it as a parameter of `{scope.entry.title}`, or let the gateway read `{full}` and "
+                     "pass it on")
     if full in lk.attr_index:
         return lk.mk(M.EAttr(lk.attr_index[full]), span)
     lk.fail("E201", f"queue `{base}` sets or marks no `{attr}`", span, env=env,

@@ -141,6 +141,8 @@ class Exprs:
             if base == "waiting" and base not in env.subst:
                 return self.engine_value("waiting", attr, C.WAITING, e.span, env)
             full = f"{base}.{attr}"
+            if self.kind_of(base) == "queue":      # (an entry's scope is checked there)
+                return entries.dotted_value(self, base, attr, e.span, env)
             if full in self.attr_index:
                 return self.mk(M.EAttr(self.attr_index[full]), e.span)
             if self.kind_of(base) == "engine":

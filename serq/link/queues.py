@@ -97,10 +97,12 @@ def declare_queue(lk, item: A.QueueDecl) -> None:
     """Declare queue ``item``: its pools, device, stage, NIC and entries."""
     name = item.name
     lk.declare(name, "queue", item.name_span)
+    n, array = 1, item.count is not None
     if item.count is not None:
-        n, array = lk.count_of(item.count, f"queue `{name}`")
-    else:
-        n, array = 1, False
+        try:
+            n, array = lk.count_of(item.count, f"queue `{name}`")
+        except LinkAbort:
+            pass        # (its size's error said: linked on as a family of one, so that what reads it links)
     q = QueueInfo(name, n, array, item, list(item.roles), sets=set(lk.queue_sets.get(name, ())))
     lk.queues[name] = q
     for r, sp in zip(item.roles, item.role_spans or [item.name_span] * len(item.roles)):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import random
 import time
 from typing import Callable, Optional
@@ -169,13 +168,25 @@ def _ours(kind: _Kind, s: dict, log: bool = False, clock: Optional[list] = None)
 
 
 def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Optional[str] = None,
-             progress: Optional[Callable[[str], None]] = None, shrink: bool = True) -> Campaign:
+             progress: Optional[Callable[[str], None]] = None, force: bool = False,
+             shrink: bool = True) -> Campaign:
     """Run ``n`` random inputs of ``harness`` through serQ and vLLM (needs
     ``.venv-vllm``: `make vllm-env`; ``sglang``: ``.venv-sglang``); with
-    ``shrink`` (the default) shrink each disagreement and, with
-    ``out``, write it there.  ``progress`` receives a line every 100 inputs
-    and one per disagreement."""
+    ``shrink`` (the default) shrink each disagreement and, with ``out``, write
+    it there (a directory of found inputs: a file of that name the campaign
+    did not make is refused, unless ``force``; serq/files.py).  ``progress``
+    receives a line every 100 inputs and one per disagreement."""
+    from .. import args, files
     from .vllm import Harness
+    if not isinstance(harness, str):
+        raise args.wrong("serq.oracle.campaign", "harness", "a str", harness)
+    if progress is not None and not callable(progress):
+        raise args.wrong("serq.oracle.campaign", "progress", "a function of a line", progress)
+    shrink = args.flag("serq.oracle.campaign", "shrink", shrink)
+    if out is not None:
+        out = files.Collection(args.path("serq.oracle.campaign", "out", out), what="--out ",
+                               command="serq oracle fuzz", force=args.flag("serq.oracle.campaign", "force", force))
+        out.check()
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise SerqError(Diagnostic("E964", f"a campaign runs n ≥ 1 inputs, not {n!r}"))
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -210,7 +221,7 @@ def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Option
                                               "vllm": t_vllm, "start": start, "wall": wall})
 
 
-def _record(kind: _Kind, h, s: dict, i: int, d: list, disagrees, seed: int, out: Optional[str], say) -> Disagreement:
+def _record(kind: _Kind, h, s: dict, i: int, d: list, disagrees, seed: int, out, say) -> Disagreement:
     """Shrink a disagreeing input, find its first divergence, write both."""
     from .vllm import Harness
     small = kind.shrink(s, disagrees)
@@ -224,13 +235,9 @@ def _record(kind: _Kind, h, s: dict, i: int, d: list, disagrees, seed: int, out:
     diffs = kind.diff(ours, theirs)
     path = None
     if out is not None:
-        os.makedirs(out, exist_ok=True)
-        name = os.path.join(out, f"{kind.prefix}{seed}_{i:05d}")
-        with open(name + ".json", "w", encoding="utf-8") as f:
-            f.write(json.dumps(small, sort_keys=True) + "\n")
-        with open(name + ".divergence.txt", "w", encoding="utf-8") as f:
-            f.write((text + "\n" if text else "") + "\n".join(diffs) + "\n")
-        path = name + ".json"
+        name = f"{kind.prefix}{seed}_{i:05d}"
+        path = out.add(name + ".json", json.dumps(small, sort_keys=True) + "\n")
+        out.add(name + ".divergence.txt", (text + "\n" if text else "") + "\n".join(diffs) + "\n")
     say(f"{kind.label} {i}: DISAGREE "
         f"({'; '.join(d[:3])})" + (f"; shrunk to {path}" if path else ""))
     return Disagreement(i, s, small, diffs, text, path)

@@ -31,7 +31,7 @@ EMPTY = {"tokens": {}, "admitted": [], "preempted": [], "free_blocks": None}
 def first_divergence(ours: dict, theirs: dict):
     """(step, ours, theirs) of the first disagreement on what was scheduled,
     admitted or preempted, or None."""
-    for k in range(max(list(ours) + list(theirs) + [-1]) + 1):
+    for k in sorted(set(ours) | set(theirs)):        # (a step neither logged is EMPTY on both sides)
         a, b = ours.get(k, EMPTY), theirs.get(k, EMPTY)
         if a["tokens"] != b["tokens"] or a["admitted"] != b["admitted"] or \
                 a["preempted"] != b["preempted"]:

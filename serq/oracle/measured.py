@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from . import mooncake as MC
 from .scenario import read_json
+from .spec import Checker
 
 PROGRAM = os.path.join("examples", "replay", "vllm_measured.sq")
 KEYS = {"engine", "workload", "step_ms", "first", "count", "async"}
@@ -33,39 +33,40 @@ CLOCK = {"gap": "1", "layers": "0", "head": "0"}
 
 
 def load(path: str) -> dict:
-    s = read_json(path, "spec")
+    s = read_json(path, "the spec")
     return check(s, path, os.path.dirname(path))
 
 
 def check(s: dict, where: str, base: str = ".") -> dict:
+    """Every value of a spec, its type and range (serq/oracle/spec.py), and
+    the workload's slice read."""
     from ..calib import runs
-
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
-    eng = MC.spec_head(s, KEYS, ENGINE, bad)
-    if not isinstance(eng.get("prefix_caching", True), bool):
-        bad("engine 'prefix_caching' must be true or false")
-    if not isinstance(s.get("workload"), str):
-        bad("'workload' must be a path")
-    first = s.get("first", 0)
-    count = s.get("count")
-    for k, v, lo in (("first", first, 0), ("count", count, 1)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            bad(f"{k!r} must be a whole number ≥ {lo}")
-    if not isinstance(s.get("async", False), bool):
-        bad("'async' must be true or false")
+    C = Checker(where, HELP)
+    C.obj(s, "$", sorted(KEYS), ("engine", "step_ms", "workload", "count"))
+    eng = C.obj(s["engine"], "$.engine", ENGINE, ENGINE[:4])
+    for k in ENGINE[:5]:
+        C.whole(eng.get(k, 0), f"$.engine.{k}", 0 if k == "chunk" else 1)
+    if "prefix_caching" in eng:
+        C.flag(eng["prefix_caching"], "$.engine.prefix_caching")
+    C.positive(s["step_ms"], "$.step_ms")
+    if not isinstance(s["workload"], str) or not s["workload"]:
+        raise C.bad("$.workload", "is not a path")
+    first = C.whole(s.get("first", 0), "$.first", 0)
+    count = C.whole(s["count"], "$.count", 1)
+    if "async" in s:
+        C.flag(s["async"], "$.async")
     work = runs.read_workload(os.path.join(base, s["workload"]))
     if first + count > len(work):
-        bad(f"the workload has {len(work)} requests, the slice needs {first + count}")
+        raise C.bad("$.count", f"is {count}: the workload has {len(work)} requests, the slice needs {first + count}")
     rows = work[first:first + count]
     if eng["budget"] < eng["max_seqs"]:
-        bad("engine 'budget' must be ≥ 'max_seqs', as vLLM requires")
+        raise C.bad("$.engine.budget", "must be ≥ 'max_seqs', as vLLM requires")
     bs = eng["block_size"]
     for k, r in enumerate(rows):
         need = -(-(r.input_toks + r.output_toks - 1) // bs)
         if need > eng["num_blocks"]:
-            bad(f"request {first + k} ({r.input_toks} + {r.output_toks} tokens) needs {need} KV blocks of {bs}, "
-                f"and the engine has {eng['num_blocks']}: it could never run")
+            raise C.bad("$.workload", f"request {first + k} ({r.input_toks} + {r.output_toks} tokens) needs {need} "
+                                      f"KV blocks of {bs}, and the engine has {eng['num_blocks']}: it could never run")
     return dict(s, rows=rows, first=first)
 
 

@@ -12,14 +12,15 @@ generated traffic, with a `hash_block` of its own)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 
-from ..diag import Diagnostic, SerqError
 from ..ir import model as M
-from ..ir.trace import MOONCAKE_BLOCK, MooncakeRow, hash_ids_count, read_mooncake
+from ..ir.trace import MOONCAKE_BLOCK, ROW_HELP, MooncakeRow, mooncake_row, read_mooncake
 from .outcome import diff_rows
 from .scenario import read_json
+from .spec import Checker
 
 PROGRAM = os.path.join("examples", "replay", "mooncake.sq")
 
@@ -35,71 +36,56 @@ HELP = ('a spec is {"engine": {"budget", "max_seqs", "block_size", "num_blocks",
 
 def load(path: str) -> dict:
     """The spec with its rows read (`rows`: MooncakeRow, `first`: the first's line)."""
-    s = read_json(path, "spec")
+    s = read_json(path, "the spec")
     return check(s, path, os.path.dirname(path))
 
 
-def spec_head(s, keys: set, engine: tuple, bad) -> dict:
-    """A replay spec's object, its keys, its engine's whole fields (``chunk``
-    ≥ 0, the others ≥ 1; any other key of ``engine`` is the caller's) and its
-    positive ``step_ms``, each refused by ``bad(message)``; the engine."""
-    if not isinstance(s, dict):
-        bad("a spec is a JSON object")
-    if set(s) - keys:
-        bad(f"unknown key {sorted(set(s) - keys)[0]!r}")
-    eng = s.get("engine")
-    if not isinstance(eng, dict) or set(eng) - set(engine):
-        bad("'engine' is {" + ", ".join(f'"{k}"' for k in engine) + "}")
-    for k in ENGINE:
-        v = eng.get(k, 0 if k == "chunk" else None)
-        if not isinstance(v, int) or isinstance(v, bool) or v < (0 if k == "chunk" else 1):
-            bad(f"engine {k!r} must be a whole number ≥ {0 if k == 'chunk' else 1}")
-    st = s.get("step_ms")
-    if isinstance(st, bool) or not isinstance(st, (int, float)) or not st > 0:
-        bad("'step_ms' must be a positive number")
-    return eng
-
-
 def check(s: dict, where: str, base: str = ".") -> dict:
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
-    eng = spec_head(s, KEYS, ENGINE, bad)
-    hb = s.get("hash_block", MOONCAKE_BLOCK)
-    if not isinstance(hb, int) or isinstance(hb, bool) or hb < 1:
-        bad("'hash_block' must be a whole number ≥ 1")
+    """Every value of a spec, its type and range (serq/oracle/spec.py), its
+    rows read (a trace file's slice, or the spec's own rows, each checked as a
+    trace file's row is: ``serq.ir.trace.mooncake_row``)."""
+    C = Checker(where, HELP)
+    C.obj(s, "$", sorted(KEYS), ("engine", "step_ms"))
+    eng = C.obj(s["engine"], "$.engine", ENGINE, ENGINE[:4])
+    for k in ENGINE:
+        C.whole(eng.get(k, 0), f"$.engine.{k}", 0 if k == "chunk" else 1)
+    C.positive(s["step_ms"], "$.step_ms")
+    hb = C.whole(s.get("hash_block", MOONCAKE_BLOCK), "$.hash_block", 1)
     if ("trace" in s) == ("rows" in s):
-        bad("give 'trace' (with 'first' and 'count') or 'rows'")
+        raise C.bad("$", "give 'trace' (with 'first' and 'count') or 'rows'")
     if "trace" in s:
-        for k, lo in (("first", 0), ("count", 1)):
-            if not isinstance(s.get(k), int) or isinstance(s.get(k), bool) or s[k] < lo:
-                bad(f"{k!r} must be a whole number ≥ {lo}")
+        if not isinstance(s["trace"], str) or not s["trace"]:
+            raise C.bad("$.trace", f"is {json.dumps(s['trace'])[:40]}: a trace file's path")
+        first = C.whole(s.get("first"), "$.first", 0)
+        count = C.whole(s.get("count"), "$.count", 1)
         if hb != MOONCAKE_BLOCK:
-            bad(f"a Mooncake trace file's hash ids name {MOONCAKE_BLOCK} tokens")
-        rows = read_mooncake(os.path.normpath(os.path.join(base, s["trace"])), s["first"], s["count"])
-        if len(rows) < s["count"]:
-            bad(f"the trace has {len(rows)} rows from line {s['first']}, the slice needs {s['count']}")
-        first = s["first"]
+            raise C.bad("$.hash_block", f"is {hb}: a Mooncake trace file's hash ids name {MOONCAKE_BLOCK} tokens")
+        rows = read_mooncake(os.path.normpath(os.path.join(base, s["trace"])), first, count)
+        if len(rows) < count:
+            raise C.bad("$.count", f"is {count}: the trace has {len(rows)} rows from line {first + 1}")
     else:
-        if not isinstance(s["rows"], list) or not s["rows"]:
-            bad("'rows' must be a non-empty list")
+        for k in ("first", "count"):
+            if k in s:
+                raise C.bad(f"$.{k}", "is for a trace file's slice ('trace'), not for 'rows'")
         rows = []
-        for k, r in enumerate(s["rows"]):
+        for k, r in enumerate(C.items(s["rows"], "$.rows")):
             try:
-                rows.append(MooncakeRow(int(r["timestamp"]), int(r["input_length"]), int(r["output_length"]),
-                                        tuple(int(h) for h in r["hash_ids"])))
-            except (KeyError, TypeError, ValueError):
-                bad(f"rows[{k}] is not a Mooncake row")
-            if len(rows[-1].hash_ids) != -(-rows[-1].input_length // hb):
-                bad(f"rows[{k}]: {hash_ids_count(len(rows[-1].hash_ids), rows[-1].input_length, hb)}")
+                rows.append(mooncake_row(r, hb))
+            except ValueError as e:
+                key = e.args[1]
+                raise C.bad(f"$.rows[{k}]" + (f".{key}" if isinstance(key, str) and isinstance(r, dict)
+                                              and key in r else ""), f"is not a Mooncake row: {e.args[0]}",
+                            help=ROW_HELP) from None
         first = 0
     if eng["budget"] < eng["max_seqs"]:
-        bad("engine 'budget' must be ≥ 'max_seqs', as vLLM requires")
+        raise C.bad("$.engine.budget", "must be ≥ 'max_seqs', as vLLM requires")
     bs = eng["block_size"]
     for k, r in enumerate(rows):
         need = -(-(r.input_length + r.output_length - 1) // bs)
         if need > eng["num_blocks"]:
-            bad(f"request {first + k} ({r.input_length} + {r.output_length} tokens) needs {need} KV blocks of "
-                f"{bs}, and the engine has {eng['num_blocks']}: it could never run")
+            raise C.bad(f"$.rows[{k}]" if "rows" in s else "$.trace",
+                        f"request {first + k} ({r.input_length} + {r.output_length} tokens) needs {need} KV blocks "
+                        f"of {bs}, and the engine has {eng['num_blocks']}: it could never run")
     return dict(s, rows=rows, first=first, hash_block=hb)
 
 
@@ -121,10 +107,7 @@ def horizon(s: dict) -> float:
 
 
 def content(row: MooncakeRow, hb: int) -> tuple:
-    if hb == MOONCAKE_BLOCK:
-        return row.content()
-    n, last = row.input_length, len(row.hash_ids) - 1
-    return tuple((float(h), float(hb if j < last else n - hb * last)) for j, h in enumerate(row.hash_ids))
+    return row.content(hb)
 
 
 def with_sessions(p: M.Program, s: dict) -> M.Program:

@@ -115,3 +115,50 @@ def diff(ours: dict, theirs: dict) -> list[str]:
     if ours.get("steps") != theirs.get("steps"):
         out.append(f"steps: serQ {ours.get('steps')} vLLM {theirs.get('steps')}")
     return out
+
+
+def check_output(out, where: str, trace: bool) -> dict:
+    """A vLLM output given to compare with (a dict, or a committed
+    ``.out.json`` / ``.log.json``): its shape, each value's type, before
+    anything reads it (serq/oracle/spec.py)."""
+    from .spec import Checker
+    C = Checker(where, "a vLLM output is what the harness prints: tools/oracle/README.md")
+
+    def whole_or_null(v, path):
+        return None if v is None else C.whole(v, path, 0)
+    if trace:
+        C.obj(out, "$", ("requests", "steps", "vllm", "preemptions", "log"), ("requests", "steps"))
+        for i, r in enumerate(C.items(out["requests"], "$.requests")):
+            w = f"$.requests[{i}]"
+            C.obj(r, w, ("session", "turn", "sent", "first", "last", "cached"), ("session", "turn"))
+            for k in ("session", "turn"):
+                C.whole(r[k], f"{w}.{k}", 0)
+            for k in ("sent", "first", "last", "cached"):
+                whole_or_null(r.get(k), f"{w}.{k}")
+    else:
+        C.obj(out, "$", ("first", "done", "preemptions", "steps", "vllm", "log"),
+              ("first", "done", "preemptions", "steps"))
+        for f in ("first", "done"):
+            C.obj(out[f], f"$.{f}", [k for k in out[f] if isinstance(k, str) and k.isdigit()]
+                  if isinstance(out[f], dict) else ())
+            for k, v in out[f].items():
+                whole_or_null(v, f"$.{f}.{k}")
+        C.whole(out["preemptions"], "$.preemptions", 0)
+    C.whole(out["steps"], "$.steps", 0)
+    if "log" in out:
+        for i, r in enumerate(C.items(out["log"], "$.log", most=10 ** 7)):
+            w = f"$.log[{i}]"
+            C.obj(r, w, ("step", "tokens", "admitted", "preempted", "free_blocks"),
+                  ("step", "tokens", "admitted", "preempted"))
+            C.whole(r["step"], f"{w}.step", 0)
+            toks = C.obj(r["tokens"], f"{w}.tokens", [k for k in r["tokens"] if isinstance(k, str) and k.isdigit()]
+                         if isinstance(r["tokens"], dict) else ())
+            for k, v in toks.items():
+                C.whole(v, f"{w}.tokens.{k}", 0)
+            for k in ("admitted", "preempted"):
+                if not isinstance(r[k], list):
+                    raise C.bad(f"{w}.{k}", "is not a list of requests")
+                for j, x in enumerate(r[k]):
+                    C.whole(x, f"{w}.{k}[{j}]", 0)
+            whole_or_null(r.get("free_blocks"), f"{w}.free_blocks")
+    return out

@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from . import divergence
 from .outcome import diff_rows
-from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, whole as _whole, with_shared_kv
+from .scenario import read_json, shared_prompt, with_shared_kv
+from .spec import Checker
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_pd.sq")
 KEYS = {"P", "D", "xfer_steps", "proxy_delay", "requests"}
@@ -27,61 +27,48 @@ HELP = ('a P/D scenario is {"P": ENGINE, "D": ENGINE, "xfer_steps", "proxy_delay
 
 
 def load(path: str) -> dict:
-    data = read_json(path, "P/D scenario")
+    data = read_json(path, "the P/D scenario")
     check(data, path)
     return data
 
 
 def check(s, where: str = "scenario") -> None:
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
-    if not isinstance(s, dict):
-        bad("a P/D scenario is a JSON object")
-    unknown = sorted(set(s) - KEYS)
-    if unknown:
-        bad(f"unknown key {unknown[0]!r}")
+    """Every value of a P/D scenario, its type and range (serq/oracle/spec.py),
+    and whether each request could ever run."""
+    C = Checker(where, HELP)
+    C.obj(s, "$", sorted(KEYS), ("P", "D", "xfer_steps", "proxy_delay", "requests"))
     for side in ("P", "D"):
-        e = s.get(side)
-        if not isinstance(e, dict):
-            bad(f"{side!r} must be an engine object")
-        if set(e) - ENGINE_KEYS:
-            bad(f"{side}: unknown key {sorted(set(e) - ENGINE_KEYS)[0]!r}")
+        e = C.obj(s[side], f"$.{side}", sorted(ENGINE_KEYS), ("budget", "max_seqs", "block_size", "num_blocks"))
         for k in ("budget", "max_seqs", "block_size", "num_blocks"):
-            if not _whole(e.get(k), 1):
-                bad(f"{side}: {k!r} must be a whole number ≥ 1")
-        if not _whole(e.get("chunk", 0), 0):
-            bad(f"{side}: 'chunk' must be a whole number ≥ 0 (0: no cap)")
-        if not isinstance(e.get("prefix_caching", False), bool):
-            bad(f"{side}: 'prefix_caching' must be true or false")
-    if not _whole(s.get("xfer_steps"), 1):
-        bad("'xfer_steps' must be a whole number ≥ 1")
-    if not _whole(s.get("proxy_delay"), 0):
-        bad("'proxy_delay' must be a whole number ≥ 0")
-    reqs = s.get("requests")
-    if not isinstance(reqs, list) or not reqs:
-        bad("'requests' must be a non-empty list")
+            C.whole(e[k], f"$.{side}.{k}", 1)
+        C.whole(e.get("chunk", 0), f"$.{side}.chunk", 0)
+        if "prefix_caching" in e:
+            C.flag(e["prefix_caching"], f"$.{side}.prefix_caching")
+    C.whole(s["xfer_steps"], "$.xfer_steps", 1)
+    C.whole(s["proxy_delay"], "$.proxy_delay", 0)
+    reqs = C.items(s["requests"], "$.requests")
     for i, r in enumerate(reqs):
-        if not isinstance(r, dict) or set(r) - REQUEST_KEYS:
-            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\", \"xfer\"?, \"prefix\"?}}")
-        for k, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
-            if not _whole(r.get(k), lo):
-                bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
-        if "xfer" in r and not _whole(r["xfer"], 1):
-            bad(f"request {i}: 'xfer' must be a whole number ≥ 1")
-        pre = r.get("prefix")
-        if pre is not None and not shared_prompt_ok(pre, min(r["prompt"], SHARED_STRIDE - 1)):
-            bad(f"request {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the id below "
-                f"{MAX_PREFIXES}, the tokens at most its prompt")
+        w = f"$.requests[{i}]"
+        C.obj(r, w, sorted(REQUEST_KEYS), ("prompt", "out", "arrive"))
+        C.whole(r["prompt"], f"{w}.prompt", 1)
+        C.whole(r["out"], f"{w}.out", 1)
+        C.whole(r["arrive"], f"{w}.arrive", 0)
+        if "xfer" in r:
+            C.whole(r["xfer"], f"{w}.xfer", 1)
+        if "prefix" in r:
+            shared_prompt(C, r["prefix"], f"{w}.prefix", min(r["prompt"], SHARED_STRIDE - 1), "its prompt")
     for side in ("P", "D"):
         e = s[side]
         if e["budget"] < e["max_seqs"]:
-            bad(f"{side}: 'budget' ({e['budget']}) must be ≥ 'max_seqs' ({e['max_seqs']}), as vLLM requires")
+            raise C.bad(f"$.{side}.budget", f"({e['budget']}) must be ≥ 'max_seqs' ({e['max_seqs']}), as vLLM "
+                                            "requires")
         for i, r in enumerate(reqs):
             tokens = r["prompt"] if side == "P" else r["prompt"] + r["out"] - 1
             need = -(-tokens // e["block_size"])
             if need > e["num_blocks"]:
-                bad(f"request {i} needs {need} KV blocks on {side} ({tokens} tokens in blocks of "
-                    f"{e['block_size']}) and {side} has {e['num_blocks']}: it could never run")
+                raise C.bad(f"$.requests[{i}]", f"needs {need} KV blocks on {side} ({tokens} tokens in blocks of "
+                                                f"{e['block_size']}) and {side} has {e['num_blocks']}: it could "
+                                                "never run")
 
 
 def program(s: dict) -> str:
@@ -120,7 +107,7 @@ def with_sessions(p: M.Program, s: dict) -> M.Program:
                                           (slot["arrive"], float(r["arrive"])),
                                           (slot["xfer"], float(xfer(s, r)))))
                      for r in s["requests"])
-    sessions = tuple(dataclasses.replace(x, content=((float(r["prefix"]["id"]), float(r["prefix"]["tokens"])),))
+    sessions = tuple(dataclasses.replace(x, content=((r["prefix"]["id"], r["prefix"]["tokens"]),))
                      if "prefix" in r else x for x, r in zip(sessions, s["requests"]))
     # content shared across requests: both instances' KV pools content-addressed
     pools = with_shared_kv(p.pools) if any("prefix" in r for r in s["requests"]) else p.pools
@@ -219,7 +206,7 @@ def _norm(t: dict) -> dict:
 def first_divergence(ours: dict, theirs: dict):
     """(tick, ours, theirs) of the first tick where an instance scheduled,
     admitted, preempted, loaded or freed differently, or None."""
-    for k in range(max(list(ours) + list(theirs) + [-1]) + 1):
+    for k in sorted(set(ours) | set(theirs)):        # (a tick neither logged is blank on both sides)
         a, b = _norm(ours.get(k, _blank())), _norm(theirs.get(k, _blank()))
         if a != b:
             return k, a, b

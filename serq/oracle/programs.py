@@ -72,13 +72,16 @@ def sglang_program(s: dict):
 
 def _read(scenario: Scenario) -> tuple[dict, Optional[str], bool]:
     """(the JSON, its path or None, whether it is a trace)."""
+    from .. import args
     from . import replay as R, scenario as S
     if isinstance(scenario, dict):
         is_trace = "sessions" in scenario
         (R if is_trace else S).check(scenario, "trace" if is_trace else "scenario")
         return scenario, None, is_trace
-    path = os.fspath(scenario)
-    data = S.read_json(path, "scenario")
+    if not isinstance(scenario, (str, os.PathLike)):
+        raise args.wrong("serq.oracle.*", "scenario", "a path (str or os.PathLike) or a dict", scenario)
+    path = args.path("serq.oracle.*", "scenario", scenario)
+    data = S.read_json(path, "the scenario")
     is_trace = isinstance(data, dict) and "sessions" in data
     (R if is_trace else S).check(data, path)
     return data, path, is_trace
@@ -146,7 +149,7 @@ def compare(scenario: Scenario, vllm: Union[None, str, dict] = None) -> Comparis
     scenario (``NAME.log.json``, with vLLM's step log, else ``NAME.out.json``).
     No vLLM is needed; ``diff`` runs vLLM itself."""
     from . import scenario as S
-    data, path, _ = _read(scenario)
+    data, path, is_trace = _read(scenario)
     if vllm is None:
         if path is None:
             raise SerqError(Diagnostic("E963", "a scenario given as a dict has no committed vLLM output",
@@ -159,7 +162,11 @@ def compare(scenario: Scenario, vllm: Union[None, str, dict] = None) -> Comparis
         else:
             raise SerqError(Diagnostic("E963", f"no vLLM output beside {path} ({stem}.out.json)",
                                        help="pass vllm=, or run vLLM with serq.oracle.diff"))
-    theirs = S.read_json(os.fspath(vllm), "vLLM output") if not isinstance(vllm, dict) else vllm
+    from .outcome import check_output
+    from .. import args
+    where = "vllm=" if isinstance(vllm, dict) else args.path("serq.oracle.compare", "vllm", vllm)
+    theirs = vllm if isinstance(vllm, dict) else S.read_json(where, "the vLLM output")
+    check_output(theirs, where, is_trace)
     return _compare(data, theirs)
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..diag import Diagnostic, SerqError
 from ..ir import model as M
 from ..ir.trace import TraceTurn, turn_attrs
-from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, with_shared_kv
+from .scenario import read_json, shared_prompt, with_shared_kv
+from .spec import Checker
 
 PROGRAM = "examples/replay/vllm_replay.sq"
 
@@ -23,42 +23,42 @@ PROGRAM = "examples/replay/vllm_replay.sq"
 def program(t: dict) -> str:
     """The program a trace runs: always PROGRAM."""
     return PROGRAM
-KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions"}
+
+
+KEYS = ("budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions")
+SESSION_KEYS = ("arrive", "prefix", "turns")
+TURN_KEYS = ("new", "out", "think")
+HELP = ('a trace is {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions": [{"arrive", '
+        '"prefix": {"id", "tokens"}, "turns": [{"new", "out", "think"}]}]}')
 
 
 def load(path: str) -> dict:
-    data = read_json(path, "trace")
+    data = read_json(path, "the trace")
     check(data, path)
     return data
 
 
 def check(t: dict, where: str) -> None:
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}",
-                                   help='a trace is {"budget", "max_seqs", "block_size", "num_blocks", '
-                                        '"chunk", "sessions": [{"arrive", "prefix", '
-                                        '"turns": [{"new", "out", "think"}]}]}'))
-    if not isinstance(t, dict) or set(t) - KEYS:
-        bad("unknown key" if isinstance(t, dict) else "a trace is a JSON object")
+    """Every value of a replay trace, its type and range (serq/oracle/spec.py),
+    as tools/oracle/vllm_replay_oracle.py reads it."""
+    C = Checker(where, HELP)
+    C.obj(t, "$", KEYS, ("budget", "max_seqs", "block_size", "num_blocks", "sessions"))
     for k in ("budget", "max_seqs", "block_size", "num_blocks"):
-        if not isinstance(t.get(k), int) or t[k] < 1:
-            bad(f"{k!r} must be a whole number ≥ 1")
-    sessions = t.get("sessions")
-    if not isinstance(sessions, list) or not sessions:
-        bad("'sessions' must be a non-empty list")
-    for i, s in enumerate(sessions):
-        turns = s.get("turns") if isinstance(s, dict) else None
-        if not isinstance(turns, list) or not turns:
-            bad(f"session {i}: 'turns' must be a non-empty list")
-        pre = s.get("prefix")
-        if pre is not None and not shared_prompt_ok(pre, turns[0].get("new") or 0):
-            bad(f"session {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the id below "
-                f"{MAX_PREFIXES}, the tokens at most turn 0's new")
+        C.whole(t[k], f"$.{k}", 1)
+    C.whole(t.get("chunk", 0), "$.chunk", 0)
+    for i, s in enumerate(C.items(t["sessions"], "$.sessions")):
+        w = f"$.sessions[{i}]"
+        C.obj(s, w, SESSION_KEYS, ("turns",))
+        C.whole(s.get("arrive", 0), f"{w}.arrive", 0)
+        turns = C.items(s["turns"], f"{w}.turns")
         for k, turn in enumerate(turns):
-            for key in ("new", "out"):
-                lo = 0 if (key == "new" and k > 0) else 1
-                if not isinstance(turn.get(key), int) or turn[key] < lo:
-                    bad(f"session {i} turn {k}: {key!r} must be a whole number ≥ {lo}")
+            wt = f"{w}.turns[{k}]"
+            C.obj(turn, wt, TURN_KEYS, ("new", "out"))
+            C.whole(turn["new"], f"{wt}.new", 0 if k > 0 else 1)
+            C.whole(turn["out"], f"{wt}.out", 1)
+            C.whole(turn.get("think", 0), f"{wt}.think", 0)
+        if "prefix" in s:
+            shared_prompt(C, s["prefix"], f"{w}.prefix", turns[0]["new"], "turn 0's new")
 
 
 def inputs(t: dict) -> dict:
@@ -82,10 +82,10 @@ def with_sessions(p: M.Program, t: dict) -> M.Program:
         pre = s.get("prefix")
         specs.append(M.SessionSpec(
             attrs=((arrive, float(s.get("arrive", 0))),),
-            turns=tuple(turn_attrs(TraceTurn(float(x["new"]), float(x["out"]), float(x.get("think", 0)),
-                                             float(x.get("forced", 0))), k + 1 < len(turns))
+            turns=tuple(turn_attrs(TraceTurn(float(x["new"]), float(x["out"]), float(x.get("think", 0)), 0.0),
+                                   k + 1 < len(turns))
                         for k, x in enumerate(turns)),
-            content=() if pre is None else ((float(pre["id"]), float(pre["tokens"])),)))
+            content=() if pre is None else ((pre["id"], pre["tokens"]),)))
     pools = with_shared_kv(p.pools) if any("prefix" in s for s in t["sessions"]) else p.pools
     return dataclasses.replace(p, arrival=M.ASessions(tuple(specs)), trace=None, trace_ordered=False,
                                pools=pools)

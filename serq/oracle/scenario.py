@@ -4,19 +4,18 @@ inputs of `examples/oracle/vllm_request.sq`, its requests as explicit sessions."
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import os
 
 from ..diag import Diagnostic, SerqError
 from ..ir import model as M
+from .spec import Checker, read_json
 
 PROGRAM = os.path.join("examples", "oracle", "vllm_request.sq")
 # the program of each scheduling policy (SchedulerConfig.policy)
 PROGRAMS = {"fcfs": PROGRAM, "priority": os.path.join("examples", "oracle", "vllm_request_priority.sq")}
 KEYS = {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive", "prefix_caching", "policy",
         "requests"}
-REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
+REQUEST_KEYS = ("prompt", "out", "arrive", "priority")
 
 
 # A shared prompt, `"prefix": {"id", "tokens"}` (a replay trace's session, a
@@ -25,15 +24,15 @@ REQUEST_KEYS = {"prompt", "out", "arrive", "priority"}
 MAX_PREFIXES = 20
 
 
-def whole(v, lo) -> bool:
-    """A whole number (not a bool) of at least ``lo``."""
-    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
-
-
-def shared_prompt_ok(pre, most) -> bool:
-    """A well-formed shared prompt of at most ``most`` tokens."""
-    return (isinstance(pre, dict) and set(pre) == {"id", "tokens"} and whole(pre["id"], 0)
-            and pre["id"] < MAX_PREFIXES and whole(pre["tokens"], 1) and pre["tokens"] <= most)
+def shared_prompt(C: Checker, pre, path: str, most: int, most_is: str) -> None:
+    """A well-formed shared prompt ``{"id", "tokens"}`` at ``path``: the id
+    below MAX_PREFIXES, the tokens from 1 to ``most`` (``most_is`` says what
+    that is)."""
+    C.obj(pre, path, ("id", "tokens"), ("id", "tokens"))
+    C.whole(pre["id"], f"{path}.id", 0, MAX_PREFIXES)
+    C.whole(pre["tokens"], f"{path}.tokens", 1)
+    if pre["tokens"] > most:
+        raise C.bad(f"{path}.tokens", f"is {pre['tokens']}, more than {most_is} ({most})")
 
 
 def with_shared_kv(pools: tuple) -> tuple:
@@ -43,59 +42,36 @@ def with_shared_kv(pools: tuple) -> tuple:
     return tuple(dataclasses.replace(x, shared=True) if x.name.split(".")[-1] == "kv" else x for x in pools)
 
 
-def read_json(path: str, what: str):
-    """A scenario's or a trace's JSON, or a located error."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except OSError as e:
-        raise SerqError(Diagnostic("E950", f"cannot read {what} {path}: {e.strerror}"))
-    except json.JSONDecodeError as e:
-        raise SerqError(Diagnostic("E950", f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}"))
+HELP = ('a scenario is {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "adaptive", '
+        '"prefix_caching", "policy", "requests": [{"prompt", "out", "arrive", "priority"}]}')
 
 
 def load(path: str) -> dict:
-    data = read_json(path, "scenario")
+    data = read_json(path, "the scenario")
     check(data, path)
     return data
 
 
 def check(s: dict, where: str = "scenario") -> None:
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}",
-                                   help='a scenario is {"budget", "max_seqs", "block_size", "num_blocks", '
-                                        '"chunk", "adaptive", "prefix_caching", "policy", '
-                                        '"requests": [{"prompt", "out", "arrive", "priority"}]}'))
-    if not isinstance(s, dict):
-        bad("a scenario is a JSON object")
-    unknown = set(s) - KEYS
-    if unknown:
-        bad(f"unknown key {sorted(unknown)[0]!r}")
+    """Every value of a scenario, its type and range (serq/oracle/spec.py)."""
+    C = Checker(where, HELP)
+    C.obj(s, "$", sorted(KEYS), ("budget", "max_seqs", "block_size", "num_blocks", "requests"))
     for k in ("budget", "max_seqs", "block_size", "num_blocks"):
-        v = s.get(k)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            bad(f"{k!r} must be a whole number ≥ 1")
-    c = s.get("chunk", 0)
-    if not isinstance(c, int) or isinstance(c, bool) or c < 0:
-        bad("'chunk' must be a whole number ≥ 0 (0: no cap)")
+        C.whole(s[k], f"$.{k}", 1)
+    C.whole(s.get("chunk", 0), "$.chunk", 0)
     for k in ("prefix_caching", "adaptive"):
-        if not isinstance(s.get(k, False), bool):
-            bad(f"{k!r} must be true or false")
-    if s.get("policy", "fcfs") not in PROGRAMS:
-        bad(f"'policy' must be one of {', '.join(repr(k) for k in PROGRAMS)}")
-    reqs = s.get("requests")
-    if not isinstance(reqs, list) or not reqs:
-        bad("'requests' must be a non-empty list")
-    for i, r in enumerate(reqs):
-        if not isinstance(r, dict) or set(r) - REQUEST_KEYS:
-            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\", \"priority\"}}")
-        for k, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
-            v = r.get(k, 0 if k == "arrive" else None)
-            if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-                bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
-        v = r.get("priority", 0)
-        if not isinstance(v, int) or isinstance(v, bool):
-            bad(f"request {i}: 'priority' must be an integer (lower is served first)")
+        if k in s:
+            C.flag(s[k], f"$.{k}")
+    if "policy" in s:
+        C.choice(s["policy"], "$.policy", PROGRAMS)
+    for i, r in enumerate(C.items(s["requests"], "$.requests")):
+        w = f"$.requests[{i}]"
+        C.obj(r, w, REQUEST_KEYS, ("prompt", "out"))
+        C.whole(r["prompt"], f"{w}.prompt", 1)
+        C.whole(r["out"], f"{w}.out", 1)
+        C.whole(r.get("arrive", 0), f"{w}.arrive", 0)
+        if "priority" in r:
+            C.integer(r["priority"], f"{w}.priority")
 
 
 def program(s: dict) -> str:

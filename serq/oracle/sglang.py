@@ -11,11 +11,12 @@ import dataclasses
 import json
 import os
 
-from ..diag import Diagnostic, SerqError
+from ..datafile import json_kind, json_text
 from ..ir import model as M
 from . import divergence
 from .outcome import diff_rows
-from .scenario import MAX_PREFIXES, read_json, shared_prompt_ok, whole as _whole, with_shared_kv
+from .scenario import read_json, shared_prompt, with_shared_kv
+from .spec import Checker
 
 PROGRAM = os.path.join("examples", "oracle", "sglang_request.sq")
 KEYS = {"max_running", "kv_tokens", "chunk", "budget", "policy", "ignore_eos", "conservativeness", "overlap",
@@ -35,46 +36,78 @@ def load(path: str) -> dict:
 
 
 def check(s, where: str = "scenario") -> dict:
-    """What the harness accepts (tools/oracle/sglang_oracle.py, parse_scenario),
-    or a located E951."""
-    def bad(msg):
-        raise SerqError(Diagnostic("E951", f"{where}: {msg}", help=HELP))
-    if not isinstance(s, dict):
-        bad("an SGLang scenario is a JSON object")
-    unknown = sorted(set(s) - KEYS)
-    if unknown:
-        bad(f"unknown key {unknown[0]!r}")
+    """What the harness accepts (tools/oracle/sglang_oracle.py, parse_scenario):
+    every value's type and range (serq/oracle/spec.py), a problem said at its
+    JSON path (E951)."""
+    C = Checker(where, HELP)
+    C.obj(s, "$", sorted(KEYS), ("max_running", "kv_tokens", "budget", "requests"))
     for k in ("max_running", "kv_tokens", "budget"):
-        if not _whole(s.get(k), 1):
-            bad(f"{k!r} must be a whole number ≥ 1")
-    if not _whole(s.get("chunk", 0), 0):
-        bad("'chunk' must be a whole number ≥ 0 (0: no chunked prefill)")
-    if s.get("policy", "fcfs") not in ("fcfs", "lpm"):
-        bad("'policy' must be 'fcfs' or 'lpm'")
+        C.whole(s[k], f"$.{k}", 1)
+    C.whole(s.get("chunk", 0), "$.chunk", 0)
+    C.choice(s.get("policy", "fcfs"), "$.policy", ("fcfs", "lpm"))
     for k in ("ignore_eos", "overlap"):
-        if not isinstance(s.get(k, k == "ignore_eos"), bool):
-            bad(f"{k!r} must be true or false")
+        if k in s:
+            C.flag(s[k], f"$.{k}")
     c = s.get("conservativeness", 1.0)
     if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c <= 100:
-        bad("'conservativeness' must be a number in (0, 100]")
-    reqs = s.get("requests")
-    if not isinstance(reqs, list) or not reqs:
-        bad("'requests' must be a non-empty list")
-    for i, r in enumerate(reqs):
-        if not isinstance(r, dict) or set(r) - REQUEST_KEYS:
-            bad(f"request {i}: a request is {{\"prompt\", \"out\", \"arrive\"?, \"prefix\"?}}")
-        for k, lo in (("prompt", 1), ("out", 1), ("arrive", 0)):
-            if not _whole(r.get(k, 0 if k == "arrive" else None), lo):
-                bad(f"request {i}: {k!r} must be a whole number ≥ {lo}")
-        pre = r.get("prefix")
-        if pre is not None and not shared_prompt_ok(pre, min(r["prompt"], SHARED_STRIDE - 1)):
-            bad(f"request {i}: 'prefix' is {{\"id\", \"tokens\"}}, whole numbers, the id below "
-                f"{MAX_PREFIXES}, the tokens at most its prompt")
+        raise C.bad("$.conservativeness", f"is {json_text(c)}: a number in (0, 100]")
+    for i, r in enumerate(C.items(s["requests"], "$.requests")):
+        w = f"$.requests[{i}]"
+        C.obj(r, w, ("prompt", "out", "arrive", "prefix"), ("prompt", "out"))
+        C.whole(r["prompt"], f"{w}.prompt", 1)
+        C.whole(r["out"], f"{w}.out", 1)
+        C.whole(r.get("arrive", 0), f"{w}.arrive", 0)
+        if "prefix" in r:
+            shared_prompt(C, r["prefix"], f"{w}.prefix", min(r["prompt"], SHARED_STRIDE - 1), "its prompt")
         if r["prompt"] + r["out"] > s["kv_tokens"] - 2 or r["prompt"] > s["kv_tokens"] - 6:
-            bad(f"request {i} (prompt {r['prompt']} + out {r['out']}) does not fit 'kv_tokens' "
-                f"{s['kv_tokens']}: SGLang refuses a prompt over kv_tokens - 6 and cuts a request's "
-                "outputs to kv_tokens - 2 in all")
+            raise C.bad(w, f"(prompt {r['prompt']} + out {r['out']}) does not fit $.kv_tokens "
+                           f"{s['kv_tokens']}: SGLang refuses a prompt over kv_tokens - 6 and cuts a request's "
+                           "outputs to kv_tokens - 2 in all")
     return s
+
+
+def check_output(out, where: str = "the SGLang output") -> dict:
+    """An SGLang harness's output (tools/oracle/sglang_oracle.py's, or a
+    committed ``.out.json``): its shape and each value's type, before anything
+    reads it (serq/oracle/spec.py)."""
+    C = Checker(where, "an SGLang output is what the harness prints: tools/oracle/sglang/README.md")
+    C.obj(out, "$", ("requests", "steps", "sglang", "log"), ("requests", "steps"))
+    for i, r in enumerate(C.items(out["requests"], "$.requests")):
+        w = f"$.requests[{i}]"
+        C.obj(r, w, ("req",) + FIELDS, ("req",))
+        C.whole(r["req"], f"{w}.req", 0)
+        for k in ("first", "last", "retractions", "cached"):
+            if r.get(k) is not None:
+                C.whole(r[k], f"{w}.{k}", 0)
+        if r.get("finish") is not None and not isinstance(r["finish"], str):
+            raise C.bad(f"{w}.finish", f"is {json_text(r['finish'])}: a reason (a string) or null")
+    C.whole(out["steps"], "$.steps", 0)
+    if "sglang" in out and not isinstance(out["sglang"], str):
+        raise C.bad("$.sglang", f"is {json_text(out['sglang'])}: a version (a string)")
+    if "log" in out:
+        if not isinstance(out["log"], list):
+            raise C.bad("$.log", f"is {json_kind(out['log'])}, not a list")
+        for i, e in enumerate(out["log"]):
+            w = f"$.log[{i}]"
+            C.obj(e, w, ("step", "mode", "prefill", "decode", "retracted", "finished", "free"),
+                  ("step", "prefill", "decode", "retracted"))
+            C.whole(e["step"], f"{w}.step", 0)
+            pre = e["prefill"]
+            C.obj(pre, f"{w}.prefill", [k for k in pre if isinstance(k, str) and k.isdigit()]
+                  if isinstance(pre, dict) else ())
+            for k, v in pre.items():
+                C.whole(v, f"{w}.prefill.{k}", 0)
+            for k in ("decode", "retracted", "finished"):
+                if k in e:
+                    if not isinstance(e[k], list):
+                        raise C.bad(f"{w}.{k}", f"is {json_kind(e[k])}, not a list of requests")
+                    for j, x in enumerate(e[k]):
+                        C.whole(x, f"{w}.{k}[{j}]", 0)
+            if e.get("free") is not None:
+                C.whole(e["free"], f"{w}.free", 0)
+            if "mode" in e and not isinstance(e["mode"], str):
+                raise C.bad(f"{w}.mode", f"is {json_text(e['mode'])}: a loop's mode (a string)")
+    return out
 
 
 def program(s: dict) -> str:
@@ -105,7 +138,7 @@ def with_sessions(p: M.Program, s: dict) -> M.Program:
     sessions = tuple(M.SessionSpec(attrs=((slot["prompt"], float(r["prompt"])), (slot["o"], float(r["out"])),
                                           (slot["arrive"], float(r.get("arrive", 0)))))
                      for r in s["requests"])
-    sessions = tuple(dataclasses.replace(x, content=((float(r["prefix"]["id"]), float(r["prefix"]["tokens"])),))
+    sessions = tuple(dataclasses.replace(x, content=((r["prefix"]["id"], r["prefix"]["tokens"]),))
                      if "prefix" in r else x for x, r in zip(sessions, s["requests"]))
     pools = with_shared_kv(p.pools) if any("prefix" in r for r in s["requests"]) else p.pools
     return dataclasses.replace(p, arrival=M.ASessions(sessions), pools=pools)
@@ -192,7 +225,7 @@ def theirs_by_step(log: list) -> dict:
 
 
 def first_divergence(ours: dict, theirs: dict):
-    for k in range(max(list(ours) + list(theirs) + [-1]) + 1):
+    for k in sorted(set(ours) | set(theirs)):        # (a step neither logged is blank on both sides)
         a, b = ours.get(k, _blank()), theirs.get(k, _blank())
         if a != b:
             return k, a, b

@@ -9,8 +9,9 @@ budget left unless it preempted (`serve By []`, no iteration body), its chunk
 is vLLM's long-prefill threshold (none, lifted while one request is running or
 waiting, or the adaptive one), its memory is a block pool evicted LRU, and its
 victim and waiting order are FCFS's (`preempt lifo`, `queue fifo`) or
-PRIORITY's (`preempt by (-p, -t, admission) requeue tail` beside `queue by
-(p, t, serial)`).  Its numbers are the knobs: `tokens cap` is
+PRIORITY's (`preempt by (-p, -t, -serial) requeue tail` beside `queue by
+(p, t, serial)`: the victim among equal priorities the latest arrival, as a
+server's distinct arrival times make it).  Its numbers are the knobs: `tokens cap` is
 max_num_batched_tokens, the queue's cap max_num_seqs, the pool's block and cap
 block_size and num_gpu_blocks_override (one more than the usable blocks:
 vLLM's BlockPool keeps one as its null_block, v1/core/block_pool.py:189-192;
@@ -259,7 +260,7 @@ def vllm(p: M.Program) -> Target:
     if type(pre) is M.PreemptBy and pre.keys == lifo and not pre.tail and reqs.queue is None:
         policy = "fcfs"
     elif (type(pre) is M.PreemptBy and pre.tail and len(pre.keys) == 3
-          and pre.keys[2] == M.ECtx("Admission") and _neg_attr(pre.keys[0]) is not None
+          and _neg_attr(pre.keys[2]) == p.attrs.index("serial") and _neg_attr(pre.keys[0]) is not None
           and _neg_attr(pre.keys[1]) is not None and reqs.queue is not None
           and reqs.queue == (M.EAttr(_neg_attr(pre.keys[0])), M.EAttr(_neg_attr(pre.keys[1])),
                              M.EAttr(p.attrs.index("serial")))):
@@ -267,7 +268,7 @@ def vllm(p: M.Program) -> Target:
     else:
         refuse(kv.loc, f"the victim of `{kv.name}` and the order of `{reqs.name}` are not a vLLM policy's",
                help="FCFS: `preempt lifo;` (running[-1]) beside `queue fifo;`; PRIORITY: `preempt by (-priority, "
-                    "-t0, admission) requeue tail;` beside `queue by (priority, t0, serial);` "
+                    "-t0, -serial) requeue tail;` beside `queue by (priority, t0, serial);` "
                     "(SchedulingPolicy.PRIORITY, scheduler.py:932-938; PriorityRequestQueue, "
                     "request_queue.py:131-164; Request.__lt__, request.py:357-367)")
     # the request: what it caches, and the whole sequence reserved

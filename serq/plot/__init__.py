@@ -49,20 +49,29 @@ def _figure(ncols: int = 1, width: float = 6.4):
     return fig, axes
 
 
-def save(fig, path: str) -> None:
-    """Write the figure as PNG or SVG (by the extension); an SVG carries no date."""
-    path = os.fspath(path)
+def save(fig, path, force: bool = False, inputs=()) -> None:
+    """Write the figure as PNG or SVG (by the extension); an SVG carries no
+    date.  Either names `serq plot` in its metadata, which is how a later
+    save knows the file for its own: any other file at ``path`` is replaced
+    only with ``force``, an input (``inputs``: the table plotted) never
+    (serq/files.py)."""
+    from .. import files
+    from .. import args
+    path = args.path("serq.plot.save", "path", path)
+    force = args.flag("serq.plot.save", "force", force)
     ext = plot_format(path)
+    if not hasattr(fig, "savefig"):
+        raise args.wrong("serq.plot.save", "fig", "a matplotlib Figure", fig)
     extra("matplotlib", "plot")
+    import io
     import matplotlib
+    buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "serq"}):
-        try:
-            if ext == ".svg":
-                fig.savefig(path, format="svg", metadata={"Date": None})
-            else:
-                fig.savefig(path, format="png", dpi=120)
-        except OSError as e:
-            raise _err(f"cannot write {path}: {e.strerror}") from None
+        if ext == ".svg":
+            fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "serq plot"})
+        else:
+            fig.savefig(buf, format="png", dpi=120, metadata={"Software": "serq plot"})
+    files.write_file(path, buf.getvalue(), what="", mark=files.PLOT, force=force, inputs=inputs)
 
 
 def plot_format(path: str) -> str:
@@ -79,22 +88,28 @@ def _rows(source) -> tuple[list, list, list]:
     """(columns, rows, inputs) of a sweep's table: a path, a ``Sweep`` (a
     table's ``columns`` and ``rows``), a pandas DataFrame or ``(columns,
     rows)``.  The inputs are the columns with no dot but ``seed``."""
+    from .. import args
     from ..tables.table import read
     if isinstance(source, (str, os.PathLike)):
-        cols, rows = read(os.fspath(source))
+        cols, rows = read(args.path("serq.plot.table", "source", source))
     elif hasattr(source, "to_dict") and hasattr(source, "columns"):
         cols, rows = [str(c) for c in source.columns], source.to_dict("records")
     elif hasattr(source, "columns") and hasattr(source, "rows"):    # a Sweep, read as its table
         cols, rows = source.columns, source.rows
-    else:
+    elif (isinstance(source, (tuple, list)) and len(source) == 2 and isinstance(source[0], (list, tuple))
+          and all(isinstance(c, str) for c in source[0]) and isinstance(source[1], (list, tuple))
+          and all(isinstance(r, dict) for r in source[1])):
         cols, rows = source
+    else:
+        raise args.wrong("serq.plot.table", "source", "a table's path, a Sweep, a DataFrame or (columns, rows)",
+                         source)
     inputs = [c for c in cols if "." not in c and c != "seed"]
     return list(cols), list(rows), inputs
 
 
-def _column(name: str, cols: list, what: str) -> None:
+def _column(name: str, cols: list, what: str, table: str = "the table") -> None:
     if name not in cols:
-        raise _err(f"the table has no column `{name}` ({what})",
+        raise _err(f"{table} has no column `{name}` ({what})",
                    help=did_you_mean(name, cols) or f"its columns: {', '.join(cols[:12])}"
                    + (", …" if len(cols) > 12 else ""))
 
@@ -114,17 +129,32 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     DataFrame, ``(columns, rows)``) or several to compare in one plot: a list
     (named by ``labels``, else by their paths) or a dict ``{label: table}``.
     ``where`` keeps the rows whose inputs have these values (``{"B": 2048}``).
-    Every other input of a table must be constant."""
+    Every other input of a table must be constant.  A value the axes cannot
+    hold (not finite, beyond ±1e306) is left out and counted in the title."""
+    from .. import args
     from ..tables.spread import spread
     from ..tables.summary import is_unstable
+    where_ = "serq.plot.table"
+    for name, v in (("x", x), ("y", y)):
+        args.text(where_, name, v)
+    args.text(where_, "by", by, optional=True)
+    args.text(where_, "title", title, optional=True)
+    args.text(where_, "stat", stat)
+    args.flag(where_, "logx", logx)
+    args.flag(where_, "logy", logy)
+    if where is not None and not isinstance(where, dict):
+        raise args.wrong(where_, "where", "a dict of inputs' values", where)
+    if labels is not None and (not isinstance(labels, (list, tuple)) or not all(isinstance(v, str) for v in labels)):
+        raise args.wrong(where_, "labels", "a list of str", labels)
     if stat not in STATS:
         raise _err(f"stat={stat!r} is not one of {', '.join(STATS)}", help=did_you_mean(str(stat), STATS))
     tables = _tables(source, labels)
     series = []      # (label, {x: [(y, unstable)]})
-    all_x, numeric_x, nseeds = [], True, set()
+    all_x, numeric_x, nseeds, off = [], True, set(), 0
     for label, src in tables:
         cols, rows, inputs = _rows(src)
-        rows = _kept(cols, rows, inputs, x, y, by, where, label)
+        rows, left = _kept(cols, rows, inputs, x, y, by, where, label, src)
+        off += left
         xs_all = [r.get(x) for r in rows]
         numeric_x = numeric_x and all(_is_num(v) for v in xs_all)
         all_x.extend(xs_all)
@@ -165,7 +195,8 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
     ax.set_ylabel(y)
     seeds = {s for _, s in nseeds}
     n = len(seeds)
-    ax.set_title(title or f"{y} against {x}: {stat} and range over {n} seed{'s' if n != 1 else ''}")
+    ax.set_title(title or f"{y} against {x}: {stat} and range over {n} seed{'s' if n != 1 else ''}"
+                 + (f" ({_left_out(off)})" if off else ""))
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -213,31 +244,45 @@ def _table_name(t, i: int) -> str:
     return f"table {i + 1}"
 
 
-def _kept(cols, rows, inputs, x, y, by, where, label) -> list:
-    """The rows of one table the plot draws, its columns checked."""
-    of = f" in {label}" if label else ""
-    _column(x, cols, "--x" + of)
-    _column(y, cols, "--y" + of)
+def _kept(cols, rows, inputs, x, y, by, where, label, source=None) -> tuple[list, int]:
+    """The rows of one table the plot draws, its columns checked, and how many
+    values were left out (a y the axes cannot hold is left out of its row, a
+    numeric x the axis cannot place leaves its row out)."""
+    # (a table read from a file is named in what is said of it)
+    named = f"the table {os.fspath(source)}" if isinstance(source, (str, os.PathLike)) else "the table"
+    if label and not isinstance(source, (str, os.PathLike)):
+        named = f"the table {label}"
+    of = f" of {named}"
+    _column(x, cols, "--x", named)
+    _column(y, cols, "--y", named)
     if by is not None:
-        _column(by, cols, "--by" + of)
+        _column(by, cols, "--by", named)
     for k, v in (where or {}).items():
-        _column(k, cols, "--where" + of)
+        _column(k, cols, "--where", named)
         rows = [r for r in rows if r.get(k) == v or str(r.get(k)) == str(v)]
         if not rows:
             raise _err(f"no row{of} has {k} = {v}")
     if not rows:
-        raise _err(f"the table{of} has no rows")
+        raise _err(f"{named} has no rows")
     for name in inputs:
         if name in (x, by) or name in (where or {}):
             continue
         vals = {r.get(name) for r in rows}
         if len(vals) > 1:
             some = sorted(map(str, vals))[:2]
-            raise _err(f"the table{of} varies {name} too, so a point of the plot would mix its values",
+            raise _err(f"{named} varies {name} too, so a point of the plot would mix its values",
                        help=f"--by {name}, or keep one value: --where {name}={some[0]}")
-    if not all(_is_num(r.get(y)) or r.get(y) is None for r in rows):
+    ys = [r.get(y) for r in rows]
+    if not all(_is_num(v) or v is None for v in ys):
         raise _err(f"the column `{y}`{of} is not a number")
-    return rows
+    off = sum(1 for v in ys if v is not None and not _plottable(v))
+    rows = [dict(r, **{y: r.get(y) if r.get(y) is None or _plottable(r.get(y)) else None}) for r in rows]
+    if all(_is_num(r.get(x)) for r in rows):       # an x the axis cannot place: its rows left out
+        off += sum(1 for r in rows if not _plottable(r.get(x)))
+        rows = [r for r in rows if _plottable(r.get(x))]
+        if not rows:
+            raise _err(f"{named} has no row whose `{x}` a plot's axis holds ({_left_out(off)})")
+    return rows, off
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -291,13 +336,62 @@ def _dump_csv(path: str, want: tuple) -> list:
 
 def _values(data) -> list:
     out = []
-    for v in data:
+    try:
+        items = iter(data)
+    except TypeError:
+        from .. import args
+        raise args.wrong("serq.plot.samples", "source", "a dump file's path, a list of numbers or Samples, or a "
+                         "dict of them", data) from None
+    for v in items:
         if isinstance(v, tuple) and hasattr(v, "value"):
             v = v.value
         if not _is_num(v):
-            raise _err(f"a sample {v!r} is not a number")
-        out.append(float(v))
+            raise _err(f"a sample {str(v)[:40]!r} is not a number")
+        try:
+            out.append(float(v))
+        except OverflowError:
+            out.append(math.inf if v > 0 else -math.inf)
     return out
+
+
+# A value a figure's axes hold: finite and at most LIMIT in magnitude (an axis
+# reaches 5 % past its data, which must stay a float); others are left out,
+# and the figure says how many.
+LIMIT = 1e306
+
+
+def _plottable(v) -> bool:
+    return v == v and -LIMIT <= v <= LIMIT
+
+
+def _left_out(n: int) -> str:
+    return f"{n} value{'s' if n != 1 else ''} not finite or beyond ±1e306 left out"
+
+
+MAX_BINS = 10_000
+
+
+def _points(data) -> list:
+    """A gauge's ``(time, value)`` points as floats."""
+    from .. import args
+    out = []
+    try:
+        for p in data:
+            t, v = p
+            if not (_is_num(t) and _is_num(v)):
+                raise ValueError
+            out.append((_float(t), _float(v)))
+    except (TypeError, ValueError):
+        raise args.wrong("serq.plot.gauge", "source", "a dump file's path, a list of (time, value) or a dict of "
+                         "them", data) from None
+    return out
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 def _name(paths: list, default: str) -> str:
@@ -309,12 +403,22 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
     """A histogram (left) and the empirical CDF (right) of an observation's
     samples: a dump file's path, a sequence of numbers or ``Sample`` s, or a
     dict ``{label: either}`` to compare several.  NaN samples are left out."""
+    from .. import args
+    if isinstance(bins, bool) or not isinstance(bins, int):
+        raise args.wrong("serq.plot.samples", "bins", "a whole number", bins)
+    if not 1 <= bins <= MAX_BINS:
+        raise _err(f"bins={bins}: a histogram has from 1 to {MAX_BINS} bins")
+    args.text("serq.plot.samples", "name", name, optional=True)
+    args.flag("serq.plot.samples", "logx", logx)
     series = _series(source, lambda p: [r["value"] for r in _dump_csv(p, ("time", "session", "turn", "value"))],
                      "samples")
-    series = {k: [v for v in _values(d) if v == v] for k, d in series.items()}
+    raw = {k: [v for v in _values(d) if v == v] for k, d in series.items()}
+    series = {k: [v for v in vs if _plottable(v)] for k, vs in raw.items()}
+    off = {k: len(raw[k]) - len(series[k]) for k in raw}
     empty = [k for k, v in series.items() if not v]
     if empty:
-        raise _err(f"{empty[0] or 'the series'} has no samples to plot")
+        raise _err(f"{empty[0] or 'the series'} has no samples to plot"
+                   + (f" ({_left_out(off[empty[0]])})" if off[empty[0]] else ""))
     name = name or _name(list(series), "value")
     fig, (hist, cdf) = _figure(2)
     np = extra("numpy")
@@ -323,7 +427,7 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
         pos = allv[allv > 0]
         if not len(pos):
             raise _err("--logx needs positive samples")
-        edges = np.geomspace(pos.min(), pos.max(), (bins if isinstance(bins, int) else 40) + 1)
+        edges = np.geomspace(pos.min(), pos.max(), bins + 1)
     else:
         edges = np.histogram_bin_edges(allv, bins=bins)
     one = len(series) == 1
@@ -333,6 +437,7 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
         a = np.sort(np.asarray(vals))
         hidden = int((a <= 0).sum()) if logx else 0
         note = f"; {hidden} ≤ 0 off the log axis" if hidden else ""
+        note += f"; {_left_out(off[label])}" if off.get(label) else ""
         hist.hist(a, bins=edges, color=color, alpha=0.75 if one else 0.45,
                   label=f"{tag} (n = {len(a)}{note})")
         cdf.step(a, np.arange(1, len(a) + 1) / len(a), where="post", color=color, label=tag)
@@ -361,14 +466,21 @@ def gauge(source, *, name: Optional[str] = None, logy: bool = False):
     """A gauge as a step function of time: a dump file's path
     (``DIR/gauge/NAME.csv``), a sequence of ``(time, value)``, or a dict
     ``{label: either}`` to compare several."""
+    from .. import args
+    args.text("serq.plot.gauge", "name", name, optional=True)
+    args.flag("serq.plot.gauge", "logy", logy)
     series = _series(source, lambda p: [(r["time"], r["value"]) for r in _dump_csv(p, ("time", "value"))],
                      "gauge")
     name = name or _name(list(series), "value")
     fig, (ax,) = _figure()
     for i, (label, pts) in enumerate(series.items()):
-        pts = [(float(t), float(v)) for t, v in pts]
+        pts = _points(pts)
+        off = sum(1 for t, v in pts if not (_plottable(t) and _plottable(v)))
+        pts = [(t, v) for t, v in pts if _plottable(t) and _plottable(v)]
         if not pts:
-            raise _err(f"{label or 'the gauge'} has no points to plot")
+            raise _err(f"{label or 'the gauge'} has no points to plot" + (f" ({_left_out(off)})" if off else ""))
+        if off:
+            label = f"{label or name} ({_left_out(off)})"
         ts = [t for t, _ in pts]
         vs = [v for _, v in pts]
         ax.step(ts, vs, where="post", color=f"C{i % 10}", label=label if label is not None else name)

@@ -21,11 +21,13 @@ from ..diag import SerqError
               help="an observation's samples (serq run --dump DIR): histogram and CDF; repeat to compare")
 @click.option("--gauge", "gauges", multiple=True, type=click.Path(dir_okay=False), metavar="DIR/gauge/NAME.csv",
               help="a gauge's change points (serq run --dump DIR): a time series; repeat to compare")
-@click.option("--bins", type=click.IntRange(min=1), default=40, show_default=True, help="histogram bins")
+@click.option("--bins", type=click.IntRange(min=1, max=10_000), default=40, show_default=True,
+              help="histogram bins (at most 10 000)")
 @click.option("--logx", is_flag=True, help="a logarithmic x axis")
 @click.option("--logy", is_flag=True, help="a logarithmic y axis")
 @click.option("--out", required=True, metavar="FIGURE.png|FIGURE.svg", help="where the figure is written")
-def plot(tables, x, y, by, where, labels, stat, samples, gauges, bins, logx, logy, out):
+@click.option("--force", is_flag=True, help="write over an --out file that is not a figure serq plot made")
+def plot(tables, x, y, by, where, labels, stat, samples, gauges, bins, logx, logy, out, force):
     """Plot a sweep's TABLE (--x INPUT --y COLUMN [--by INPUT]; several tables
     compared in one plot, each named by a --label), an observation's samples
     (--samples) or a gauge (--gauge); PNG or SVG by --out's extension."""
@@ -39,6 +41,9 @@ def plot(tables, x, y, by, where, labels, stat, samples, gauges, bins, logx, log
         plot_format(out)
     except SerqError as e:
         raise click.BadParameter(e.diagnostics[0].message, param_hint="--out")
+    from .. import files
+    sources = [*table, *samples, *gauges]
+    files.check_file(out, what="--out ", mark=files.PLOT, force=force, inputs=sources)
     if table:
         if not x or not y:
             raise click.UsageError("a table's plot needs --x INPUT and --y COLUMN "
@@ -66,5 +71,5 @@ def plot(tables, x, y, by, where, labels, stat, samples, gauges, bins, logx, log
             fig = plot_samples(list(samples) if len(samples) > 1 else samples[0], bins=bins, logx=logx)
         else:
             fig = gauge(list(gauges) if len(gauges) > 1 else gauges[0], logy=logy)
-    save(fig, out)
+    save(fig, out, force=force, inputs=sources)
     click.echo(f"plot: {out}", err=True)

@@ -846,7 +846,9 @@ def _arrive_lines(g, spec: bool):
         g.emit("sess.attrs = a")
     if sim.trace is not None:
         corpus = g.bind(sim.trace, "_corpus")
-        if sim.program.trace_ordered:
+        if type(sim.arrival) is M.ATrace:     # row i is session i, read as it arrives
+            g.emit(f"sess.trace = {corpus}[sid]")
+        elif sim.program.trace_ordered:
             g.emit(f"sess.trace = {corpus}[sid % {len(sim.trace)}]")
         else:
             g.emit(f"sess.trace = {corpus}[{g.bind(sim.trace_rng.randrange, '_pick')}({len(sim.trace)})]")

@@ -328,10 +328,13 @@ class Compiler:
         pool = q in M.POOL_QUERIES
         kind = "pool" if pool else "stage"
         k = self.const_member(e.ref)
-        if k is not None:
-            obj = self.bind((self.sim.pools if pool else self.sim.stages)[k])
+        table = self.sim.pools if pool else self.sim.stages
+        if k is not None and table[k] is not None:
+            obj = self.bind(table[k])
+        elif k is not None:     # an engine not made yet (one engine's expression reading another's queue)
+            obj = f"{self.bind(table)}[{k}]"
         else:
-            lst = self.bind(self.sim.pools if pool else self.sim.stages)
+            lst = self.bind(table)
             obj = f"{lst}[{self.bind(self.member(e.ref, kind), '_m')}(t)]"
         if q == "Used":
             return f"{obj}.used"

@@ -204,7 +204,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         self.arrival = program.arrival
         self.trace = None
         if program.trace is not None:
-            self.trace = load_trace(program.trace)
+            self.trace = load_trace(program.trace, streamed=type(program.arrival) is M.ATrace)
         self.draining = program.arrivals
         self.open_arrivals = 0
         self.open_done = False

@@ -325,10 +325,13 @@ class Report:
             out.append((os.path.join("gauge", f"{name}.csv"), "".join(rows)))
         return out
 
-    def dump(self, directory: str) -> None:
-        """Write ``dump_files()`` under ``directory``, all of them or none."""
+    def dump(self, directory: str, force: bool = False, inputs=()) -> None:
+        """Write ``dump_files()`` under ``directory``, all of them or none
+        (serq/files.py: a directory holding files the dump did not make is
+        refused without ``force``)."""
         from ..files import write_tree
-        write_tree(directory, self.dump_files(), "--dump ")
+        write_tree(directory, self.dump_files(), what="--dump ", command="serq run --dump", force=force,
+                   inputs=inputs)
 
 
 def _section(out: list, header: list, rows: list, left: int = 1) -> None:

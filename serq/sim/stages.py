@@ -406,6 +406,10 @@ class FlowNet:
             s.tick(now)
             s.n -= 1
             s.flows.remove(job)
+            if not s.flows:
+                # no flow left: it carries nothing (``_rates`` sets the rates
+                # of the stages flows are on, and this one has none)
+                s.carried = 0.0
 
     def _rates(self, now: float) -> None:
         flows = self.flows

@@ -13,7 +13,6 @@ Mooncake trace (serq.ir.trace).
 
 from __future__ import annotations
 
-import csv
 import math
 
 from ..diag import SerqError
@@ -47,10 +46,11 @@ class Workload:
             self.open_done = True
 
     def trace_arrival_at(self, i: int) -> None:
-        """`arrive trace(scale)`: row i arrives at scale × its timestamp."""
-        rows = self.trace
-        if i < len(rows) and (self.draining is None or i < self.draining):
-            nt = self.arrival.scale * rows[i].ts
+        """`arrive trace(scale)`: row i arrives at scale × its timestamp (the
+        trace read so far: a TraceStream)."""
+        row = self.trace.row(i) if self.draining is None or i < self.draining else None
+        if row is not None:
+            nt = self.arrival.scale * row.ts
             if nt <= self.horizon:
                 self.schedule(nt, self.trace_arrival, i)
                 return
@@ -199,7 +199,8 @@ def turn_index(v: float) -> int:
 
 class TraceRow(list):
     """A Mooncake trace's row as a trace session: one turn (input_length,
-    output_length, 0, 0), its prompt's content and its timestamp."""
+    output_length, 0, 0), its prompt's content (whole numbers: a 64-bit hash
+    id kept exact) and its timestamp."""
 
     def __init__(self, row):
         super().__init__([(float(row.input_length), float(row.output_length), 0.0, 0.0)])
@@ -207,62 +208,59 @@ class TraceRow(list):
         self.ts = float(row.timestamp)
 
 
-def load_trace(path: str) -> list:
+def _run_error(e: SerqError) -> RunError:
+    d = e.diagnostics[0]
+    err = RunError("R014", d.message, d.span, field=None if d.span is not None else "$.trace")
+    err.diagnostics[0].help = d.help
+    return err
+
+
+class TraceStream:
+    """A Mooncake trace read as its rows arrive (``arrive trace(scale)``):
+    ``row(i)`` is row i, read when first asked for (None past the last);
+    what is kept is what the run has reached.  A malformed row is a run
+    error where it is read."""
+
+    def __init__(self, path: str):
+        from ..ir.trace import iter_mooncake
+        self.path = path
+        self.rows: list = []
+        self.it = iter_mooncake(path)
+        if self.row(0) is None:
+            raise RunError("R014", f"the trace {path} has no rows", field="$.trace")
+
+    def row(self, i: int):
+        rows = self.rows
+        while i >= len(rows) and self.it is not None:
+            try:
+                _, r = next(self.it)
+            except StopIteration:
+                self.it = None
+                break
+            except SerqError as e:
+                raise _run_error(e) from None
+            rows.append(TraceRow(r))
+        return rows[i] if i < len(rows) else None
+
+    def __getitem__(self, i: int):
+        return self.row(i)
+
+
+def load_trace(path: str, streamed: bool = False):
     """The corpus: per trace session (in the order sessions first appear),
-    its turns in turn order as (new, out, think, forced)."""
+    its turns in turn order as (new, out, think, forced); a Mooncake trace's
+    rows, each one session (``streamed``: a :class:`TraceStream`).  Every
+    problem is a run error (R014) at the file's line and column."""
+    from ..ir.trace import read_trace
     if is_mooncake(path):
+        if streamed:
+            return TraceStream(path)
         try:
             return [TraceRow(r) for r in read_mooncake(path)]
         except SerqError as e:
-            raise RunError("R014", e.diagnostics[0].message) from None
+            raise _run_error(e) from None
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except OSError as e:
-        raise RunError("R014", f"cannot read the trace {path}: {e.strerror}", field="$.trace")
-    except UnicodeDecodeError as e:
-        raise RunError("R014", f"the trace {path} is not UTF-8 text (byte {e.start})", field="$.trace") from None
-    except csv.Error as e:
-        raise RunError("R014", f"the trace {path} is not CSV: {e}", field="$.trace") from None
-    if not rows:
-        raise RunError("R014", f"the trace {path} is empty", field="$.trace")
-    header = [h.strip() for h in rows[0]]
-    want = ["session", "turn", "new", "out", "think"]
-    if header[:5] != want or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
-        raise RunError("R014", f"the trace {path}: the header must be session,turn,new,out,think[,forced], "
-                               f"not {','.join(header)}", field="$.trace")
-    sessions: dict = {}
-    order = []
-    for i, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != len(header):
-            raise RunError("R014", f"the trace {path}, row {i}: {len(row)} columns, the header has "
-                                   f"{len(header)}", field="$.trace")
-        try:
-            vals = [float(c) for c in row]
-        except ValueError:
-            bad = next(h for h, c in zip(header, row) if not _is_num(c))
-            raise RunError("R014", f"the trace {path}, row {i}, column {bad}: not a number",
-                           field="$.trace") from None
-        key = vals[0]
-        if key not in sessions:
-            sessions[key] = []
-            order.append(key)
-        forced = vals[5] if len(vals) == 6 else 0.0
-        sessions[key].append((vals[1], (vals[2], vals[3], vals[4], forced)))
-    corpus = []
-    for key in order:
-        turns = sorted(sessions[key], key=lambda x: x[0])
-        corpus.append([x[1] for x in turns])
-    if not corpus:
-        raise RunError("R014", f"the trace {path} has no rows", field="$.trace")
-    return corpus
-
-
-def _is_num(c: str) -> bool:
-    try:
-        float(c)
-        return True
-    except ValueError:
-        return False
+        sessions = read_trace(path)
+    except SerqError as e:
+        raise _run_error(e) from None
+    return [[(t.new, t.out, t.think, t.forced) for t in turns] for turns in sessions]

@@ -52,10 +52,13 @@ class Sweep:
         from ..api.report import pandas
         return pandas().DataFrame(self.rows, columns=self.columns)
 
-    def write(self, path: str) -> None:
-        """Write the table as ``.csv`` or ``.parquet``."""
+    def write(self, path, force: bool = False) -> None:
+        """Write the table as ``.csv`` or ``.parquet``: over a table a sweep
+        wrote, or anything else with ``force`` (serq/files.py)."""
+        from .. import args
         from ..tables.table import write
-        write(os.fspath(path), self.columns, self.rows)
+        write(args.path("Sweep.write", "path", path), self.columns, self.rows,
+              force=args.flag("Sweep.write", "force", force))
 
     def csv(self) -> str:
         from ..tables.table import csv_text
@@ -94,7 +97,9 @@ class Sweep:
         ``missing`` (the seeds without a value), ``unstable`` (the seeds whose
         run is unstable) and ``shaky`` (those under whose run is unstable: a
         longer horizon may put them over)."""
+        from .. import args
         from ..tables.summary import under
+        args.text("Sweep.under", "metric", metric)
         self._metrics([metric])
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
             from ..api.program import usage
@@ -107,7 +112,11 @@ class Sweep:
         return out
 
     def _metrics(self, metrics):
+        from .. import args
         from ..api.report import missing
+        if metrics is not None and (isinstance(metrics, str) or not isinstance(metrics, (list, tuple))
+                                    or not all(isinstance(m, str) for m in metrics)):
+            raise args.wrong("Sweep.summary", "metrics", "a list of column names", metrics)
         metrics = self.default_metrics() if metrics is None else list(metrics)
         for m in metrics:
             if m not in self.columns:
@@ -129,6 +138,10 @@ class Sweep:
         keep each metric under its bound; then the notes."""
         from ..sim.report import _f, _table
         from ..tables.summary import fmt_bound
+        from .. import args
+        if under is not None and (not isinstance(under, (list, tuple)) or not all(
+                isinstance(b, (list, tuple)) and len(b) == 2 and isinstance(b[0], str) for b in under)):
+            raise args.wrong("Sweep.text", "under", "a list of (column, bound)", under)
         shown, fixed = self._shown()
         rows = []
         for s in self.summary(metrics):
@@ -253,7 +266,7 @@ def _param(v) -> str:
 
 def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
           arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
-          progress: Optional[bool] = None, out: Optional[str] = None,
+          progress: Optional[bool] = None, out: Optional[str] = None, force: bool = False,
           instance: Optional[str] = None) -> Sweep:
     """Run ``program`` (a path or a :class:`serq.Program`) at every combination
     of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
@@ -265,13 +278,17 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     ``jobs``: processes (default: every core); ``dask``: ``"local"`` (a
     LocalCluster of ``jobs`` worker processes), a scheduler's address, or a
     ``distributed.Client``.  ``progress``: a progress bar on stderr (default:
-    when stderr is a terminal).  ``out``: also write the table there."""
+    when stderr is a terminal).  ``out``: also write the table there (refused
+    before the first run when it holds a file a sweep did not write, unless
+    ``force``)."""
     from . import backends
+    from .. import args as A
     from ..api.program import Program, load, usage
-    from ..tables.table import table_format
+    from ..tables.table import check_place, table_format
     t0 = time.perf_counter()
     if not isinstance(program, Program):
-        program = load(os.fspath(program), instance=None if instance is None else os.fspath(instance))
+        program = load(A.path("serq.sweep", "program", program),
+                       instance=None if instance is None else A.path("serq.sweep", "instance", instance))
     elif instance is not None:
         raise usage("instance= is for a program's path; a loaded program has its instance",
                     help="serq.load(path, instance=FILE)")
@@ -281,12 +298,14 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
         raise usage(f"{program.path} is IR: its constants are already folded, so its inputs cannot be swept",
                     help="sweep the .sq program")
     if out is not None:
-        table_format(os.fspath(out))
+        out = A.path("serq.sweep", "out", out)
+        table_format(out)
+        check_place(out, force=A.flag("serq.sweep", "force", force), inputs=[program.path, instance, trace])
     if jobs is None:
         jobs = backends.cpus()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise usage(f"jobs={jobs!r}: a number of processes ≥ 1")
-    pts = G.points(lists)
+    pts = G.points(lists, len(seed_list))
     # the workers start (and import the simulator) while the points are linked
     pool = backends.start(jobs, len(pts) * len(seed_list)) if dask is None else None
     bar = None
@@ -306,6 +325,8 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
             irs.append(I.dumps(p))
     except BaseException:
         if pool is not None:
+            from ..signals import stop_processes
+            stop_processes(pool)      # (a signal while the points link: the workers go now)
             pool.shutdown(wait=True, cancel_futures=True)
         raise
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
@@ -332,7 +353,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
         f"{jobs} job{'s' if jobs != 1 else ''}"
     result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where)
     if out is not None:
-        result.write(out)
+        result.write(out, force=force)
     return result
 
 

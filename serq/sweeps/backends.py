@@ -29,9 +29,17 @@ def start(jobs: int, n: int):
     if jobs <= 1 or n <= 1:
         return None
     from concurrent.futures import ProcessPoolExecutor
-    pool = ProcessPoolExecutor(max_workers=min(jobs, n), initializer=warm)
+    pool = ProcessPoolExecutor(max_workers=min(jobs, n), initializer=worker_start)
     pool.submit(int)      # the workers start with the first task
     return pool
+
+
+def worker_start() -> None:
+    """A worker's start: its signals (serq/signals.py: SIGINT ignored, dies
+    with its parent), then the imports a run needs (``warm``)."""
+    from ..signals import worker_init
+    worker_init()
+    warm()
 
 
 def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
@@ -40,21 +48,30 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
             yield run_task(t)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from ..signals import stop_processes
     if pool is None:
-        pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=worker_start)
     try:
         futures = [pool.submit(run_task, t) for t in tasks]
         for f in as_completed(futures):
             yield f.result()
+    except BaseException:
+        # Ctrl-C, SIGTERM, SIGHUP (serq/signals.py) or an error: the workers
+        # are stopped now, not after the runs they are in
+        stop_processes(pool)
+        raise
     finally:
         # on an error or Ctrl-C: the runs not started are dropped
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def dask(tasks: list, target, jobs: int) -> Iterator[tuple]:
+    from ..signals import deferred
     distributed = extra("distributed", "dask")
-    client, close = _client(distributed, target, jobs)
+    with deferred() as held:      # a signal while the cluster starts: once it can be closed
+        client, close = _client(distributed, target, jobs)
     try:
+        held.release()
         futures = client.map(run_task, tasks, pure=False)
         try:
             for f in distributed.as_completed(futures):

@@ -37,12 +37,14 @@ def _bad(e: SerqError, hint: str) -> click.BadParameter:
                    "TTFT, the pools' preemptions)")
 @click.option("--under", "unders", multiple=True, metavar="COLUMN=VALUE",
               help="per point, how many seeds keep COLUMN under VALUE (e.g. client.ttft.p95=0.5)")
-def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, dask_target, out, show, unders):
+@click.option("--force", is_flag=True, help="write over a --out file that is not a table a sweep wrote")
+def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, dask_target, out, show, unders,
+          force):
     """Run FILE at every combination of the --set values on every seed; write
     the table and print, per point, the spread across seeds (mean, interval,
     median, least, greatest) and how many seeds were unstable."""
     from . import grid as G, sweep as run_sweep
-    from ..tables.table import table_format
+    from ..tables.table import check_place, table_format
     try:
         lists = G.value_lists(G.cli_sets(sets))
     except SerqError as e:
@@ -80,12 +82,14 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
     if lists and file.endswith(".json"):
         raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                "give --set to the .sq program")
+    if out != "-":
+        check_place(out, force=force, inputs=[file, trace, instance])
     result = run_sweep(file, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
                        trace=trace, jobs=jobs, dask=dask_target, instance=instance)
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:
-        result.write(out)
+        result.write(out, force=force)
         text = result.text(list(show) if show else None, under=bounds)
         if text:
             click.echo(text)

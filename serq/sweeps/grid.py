@@ -8,6 +8,7 @@ outside parentheses, so ``--set x=min(1,2),3`` is two values) and
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 import re
 
@@ -66,10 +67,15 @@ def value_lists(sets) -> dict:
                 from None
         if not vals:
             raise usage(f"the input {name} is given no values")
+        if len(vals) > MAX_RUNS:
+            raise usage(f"the input {name} is given {len(vals):,} values, more than the {MAX_RUNS:,} runs a sweep "
+                        "makes")
         texts = [set_text(name, v) for v in vals]
-        dup = next((t for i, t in enumerate(texts) if t in texts[:i]), None)
-        if dup is not None:
-            raise usage(f"the input {name} is given the value {dup} twice")
+        seen = set()
+        for t in texts:
+            if t in seen:
+                raise usage(f"the input {name} is given the value {t[:40]} twice")
+            seen.add(t)
         if name == "seed":
             raise usage("an input named `seed` would share its column with the sweep's seeds",
                         help="seeds= (--seeds) give the seeds; rename the input")
@@ -77,10 +83,17 @@ def value_lists(sets) -> dict:
     return out
 
 
+# A sweep's most runs (points × seeds): each is a row held in memory
+MAX_RUNS = 1_000_000
+
+
 def parse_seeds(spec) -> list[int]:
-    """``"1-5"`` / ``"1,3,7"`` / ``range(1, 6)`` / ``[1, 3]`` → a list of distinct seeds."""
+    """``"1-5"`` / ``"1,3,7"`` / ``range(1, 6)`` / ``[1, 3]`` → a list of distinct
+    seeds, at most MAX_RUNS of them (counted before any list is made, so
+    ``1-10^12`` is refused at once, not out of memory)."""
     if isinstance(spec, str):
-        seeds = []
+        parts = []
+        total = 0
         for part in spec.split(","):
             part = part.strip()
             m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
@@ -88,36 +101,55 @@ def parse_seeds(spec) -> list[int]:
                 a, b = int(m.group(1)), int(m.group(2))
                 if b < a:
                     raise usage(f"--seeds {spec}: the range {part} is empty", help=f"--seeds {b}-{a}")
-                seeds.extend(range(a, b + 1))
+                parts.append(range(a, b + 1))
+                total += b - a + 1
             elif re.fullmatch(r"\d+", part):
-                seeds.append(int(part))
+                parts.append((int(part),))
+                total += 1
             else:
-                raise usage(f"--seeds {spec}: `{part}` is not a seed or a range",
+                raise usage(f"--seeds {spec[:60]}: `{part[:40]}` is not a seed or a range",
                             help="--seeds 1-5, --seeds 1,3,7 or --seeds 1-3,10")
+            if total > MAX_RUNS:
+                raise usage(f"--seeds {spec[:60]}: more than {MAX_RUNS:,} seeds, the most runs a sweep makes",
+                            help="a sweep holds one row per run; give fewer seeds")
+        seeds = [x for p in parts for x in p]
     else:
         if isinstance(spec, (bool, numbers.Real)):
             raise usage(f"seeds={spec!r}: give the seeds themselves",
                         help=f"seeds=range(1, {int(spec) + 1}) or seeds=\"1-{int(spec)}\"" if not isinstance(spec, bool)
-                        else "seeds=range(1, 6)")
+                        and math.isfinite(spec) else "seeds=range(1, 6)")
+        if isinstance(spec, range) and len(spec) > MAX_RUNS:
+            raise usage(f"seeds= has {len(spec):,} seeds, more than the {MAX_RUNS:,} runs a sweep makes")
         try:
-            seeds = list(spec)
+            seeds = list(itertools.islice(iter(spec), MAX_RUNS + 1))
         except TypeError:
             raise usage(f"seeds= is a list of seeds, not {type(spec).__name__}") from None
+        if len(seeds) > MAX_RUNS:
+            raise usage(f"seeds= has more than {MAX_RUNS:,} seeds, the most runs a sweep makes")
         for s in seeds:
             if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
-                raise usage(f"seeds=: {s!r} is not a seed (a whole number ≥ 0)")
+                raise usage(f"seeds=: {str(s)[:40]!r} is not a seed (a whole number ≥ 0)")
         seeds = [int(s) for s in seeds]
     if not seeds:
         raise usage("a sweep needs a seed at least", help="seeds=range(1, 6) (--seeds 1-5)")
-    dup = next((s for i, s in enumerate(seeds) if s in seeds[:i]), None)
-    if dup is not None:
-        raise usage(f"seed {dup} is given twice")
+    seen = set()
+    for s in seeds:
+        if s in seen:
+            raise usage(f"seed {s} is given twice")
+        seen.add(s)
     return seeds
 
 
-def points(lists: dict) -> list[dict]:
-    """Every combination of the inputs' values, the first input varying slowest."""
+def points(lists: dict, seeds: int = 1) -> list[dict]:
+    """Every combination of the inputs' values, the first input varying
+    slowest; with ``seeds`` each, at most MAX_RUNS runs."""
     names = list(lists)
+    n = seeds
+    for name in names:
+        n *= len(lists[name])
+        if n > MAX_RUNS:
+            raise usage(f"the grid is more than {MAX_RUNS:,} runs (points × seeds), the most a sweep makes",
+                        help="sweep fewer values, or fewer seeds")
     return [dict(zip(names, combo)) for combo in itertools.product(*(lists[n] for n in names))]
 
 

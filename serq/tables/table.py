@@ -20,6 +20,7 @@ import re
 
 from ..diag import Diagnostic, SerqError
 from ..api.extras import extra
+from ..datafile import csv_lines, data_error
 
 FORMATS = (".csv", ".parquet")
 _INT = re.compile(r"[+-]?\d+")
@@ -66,34 +67,51 @@ def csv_text(cols: list[str], rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def write(path: str, cols: list[str], rows: list[dict]) -> None:
-    """Write the table (its format by the extension), whole or not at all."""
+def write(path: str, cols: list[str], rows: list[dict], force: bool = False, inputs=()) -> None:
+    """Write the table (its format by the extension), whole or not at all, and
+    only over a table a sweep wrote unless ``force`` (serq/files.py)."""
+    from .. import files
     ext = table_format(path)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.partial")
-    try:
-        if ext == ".csv":
-            with open(tmp, "w", encoding="utf-8", newline="") as f:
-                f.write(csv_text(cols, rows))
-        else:
-            pa = extra("pyarrow")
-            pq = extra("pyarrow.parquet", "parquet")
-            arrays = [_arrow_column(pa, [r.get(c) for r in rows]) for c in cols]
-            pq.write_table(pa.table(arrays, names=cols), tmp)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise SerqError(Diagnostic("E971", f"cannot write {path}: {e.strerror}")) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    if ext == ".csv":
+        files.write_file(path, csv_text(cols, rows), what="", mark=files.TABLE, force=force, inputs=inputs)
+        return
+    pa = extra("pyarrow")
+    pq = extra("pyarrow.parquet", "parquet")
+    arrays = [_arrow_column(pa, [r.get(c) for r in rows]) for c in cols]
+    table = pa.table(arrays, names=cols).replace_schema_metadata({files.PARQUET_KEY: b"serq sweep"})
+    with files.writing(path, what="", mark=files.TABLE, force=force, inputs=inputs) as tmp:
+        try:
+            pq.write_table(table, tmp)
+        except OSError as e:
+            raise SerqError(Diagnostic("E004", f"cannot write {path}: {e.strerror or e}")) from None
+
+
+def check_place(path: str, force: bool = False, inputs=()) -> None:
+    """Refuse a table's place before a sweep runs (serq/files.py)."""
+    from .. import files
+    files.check_file(path, what="", mark=files.TABLE, force=force, inputs=inputs)
+
+
+INT64 = 2 ** 63
 
 
 def _arrow_column(pa, values: list):
+    """A column as int64 (whole numbers that fit), float64 (numbers a float
+    holds) or text (anything else, a whole number beyond both included)."""
     present = [v for v in values if v is not None]
-    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, int) and not isinstance(v, bool) and -INT64 <= v < INT64 for v in present):
         return pa.array(values, type=pa.int64())
-    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) and _floats(v) for v in present):
         return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
     return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def _floats(v) -> bool:
+    try:
+        float(v)
+        return True
+    except OverflowError:
+        return False
 
 
 def parse_cell(text: str):
@@ -107,33 +125,66 @@ def parse_cell(text: str):
         return text
 
 
-def read(path: str) -> tuple[list[str], list[dict]]:
+def read(path) -> tuple[list[str], list[dict]]:
     """A table written by a sweep (or any CSV / Parquet with a header):
-    (columns, rows), each row a dict of numbers and texts (None: missing)."""
+    (columns, rows), each row a dict of numbers and texts (None: missing).
+    Every problem is an error at the file (and, in a CSV, the line and
+    column): a file that is not a table of its extension's format, not
+    UTF-8, empty, with a row of the wrong width or a column named twice."""
+    from .. import args
+    path = args.path("serq.read_table", "path", path)
     ext = table_format(path)
     if ext == ".parquet":
-        pq = extra("pyarrow.parquet", "parquet")
-        try:
-            t = pq.read_table(path)
-        except OSError as e:
-            raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e}")) from None
-        cols = list(t.column_names)
-        return cols, t.to_pylist()
+        return _read_parquet(path)
+    reader, line = csv_lines(path, "E972", "the table")
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            lines = list(csv.reader(f))
+        cols = next(reader, None)
+        if cols is None:
+            raise SerqError(Diagnostic("E972", f"{path} is empty: a table has a header line"))
+        _distinct(path, cols)
+        rows = []
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) != len(cols):
+                raise data_error("E972", path, reader.line_num, 1, f"{len(cells)} cells, the header has "
+                                 f"{len(cols)}", line())
+            rows.append({c: parse_cell(v) for c, v in zip(cols, cells)})
+    except csv.Error as e:
+        raise data_error("E972", path, reader.line_num, 1, f"not a CSV table: {e}", line()) \
+            from None
+    return cols, rows
+
+
+def _distinct(path: str, cols: list) -> None:
+    seen = set()
+    for c in cols:
+        if c in seen:
+            raise SerqError(Diagnostic("E972", f"{path}: the column `{str(c)[:60]}` is named twice in the header"))
+        seen.add(c)
+
+
+def _read_parquet(path: str) -> tuple[list, list]:
+    pa = extra("pyarrow")
+    pq = extra("pyarrow.parquet", "parquet")
+    try:
+        t = pq.read_table(path)
     except OSError as e:
-        raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e.strerror}")) from None
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise SerqError(Diagnostic("E972", f"{path}: not a CSV table: {e}")) from None
-    if not lines:
-        raise SerqError(Diagnostic("E972", f"{path} is empty: a table has a header line"))
-    cols = lines[0]
-    rows = []
-    for i, line in enumerate(lines[1:], start=2):
-        if not line:
-            continue
-        if len(line) != len(cols):
-            raise SerqError(Diagnostic("E972", f"{path}:{i}: {len(line)} cells, the header has {len(cols)}"))
-        rows.append({c: parse_cell(v) for c, v in zip(cols, line)})
+        raise SerqError(Diagnostic("E972", f"cannot read the table {path}: {e.strerror or e}")) from None
+    except (pa.ArrowException, ValueError) as e:        # ArrowInvalid: not Parquet, empty, corrupt
+        raise SerqError(Diagnostic("E972", f"{path}: not a Parquet table: {str(e).splitlines()[0][:160]}",
+                                   help="a .parquet table is one pyarrow reads (serq sweep --out T.parquet)")) \
+            from None
+    cols = [str(c) for c in t.column_names]
+    _distinct(path, cols)
+    try:
+        rows = t.to_pylist()
+    except (pa.ArrowException, ValueError, OverflowError) as e:
+        raise SerqError(Diagnostic("E972", f"{path}: a column pyarrow cannot read into Python: "
+                                           f"{str(e).splitlines()[0][:160]}")) from None
+    for r in rows:
+        for c, v in r.items():
+            if v is not None and not isinstance(v, (bool, int, float, str)):
+                raise SerqError(Diagnostic("E972", f"{path}: the column `{c}` holds {type(v).__name__} values: a "
+                                                   "table's cells are numbers or texts"))
     return cols, rows

@@ -53,10 +53,13 @@ def test_program_is_the_oracle_program_for_the_scenario():
 def test_a_bad_scenario_is_a_located_error():
     with pytest.raises(serq.SerqError) as e:
         serq.oracle.run({"budget": 0})
-    assert e.value.render().splitlines()[0] == "error[E951]: scenario: 'budget' must be a whole number ≥ 1"
+    assert e.value.render().splitlines()[0] == "error[E951]: scenario: $.max_seqs is missing"
+    with pytest.raises(serq.SerqError) as e:
+        serq.oracle.run({"budget": 0, "max_seqs": 1, "block_size": 4, "num_blocks": 9, "requests": []})
+    assert e.value.render().splitlines()[0] == "error[E951]: scenario: $.budget is 0: a whole number from 1 below 2^53"
     with pytest.raises(serq.SerqError) as e:
         serq.oracle.compare("nope.json")
-    assert e.value.render() == "error[E950]: cannot read scenario nope.json: No such file or directory"
+    assert e.value.render() == "error[E950]: cannot read the scenario nope.json: No such file or directory"
 
 
 @pytest.mark.vllm

@@ -190,7 +190,8 @@ def test_bad_settings_are_the_validators_errors():
     assert e.value.render() == "$.warmup: error[E740]: warmup 20 must be below the horizon 10"
     with pytest.raises(serq.SerqError) as e:
         serq.load(MG1).run(horizon="long")
-    assert e.value.render() == "error[E970]: horizon= is a number, not str 'long'"
+    assert e.value.render() == "error[E970]: Program.run: horizon= is a number, not str 'long'"
+    assert isinstance(e.value, TypeError)
 
 
 def test_a_bad_input_is_the_error_the_cli_prints():

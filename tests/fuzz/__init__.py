@@ -15,6 +15,16 @@ mutator (``mutate``) whose choices come from a ``Chooser``: a seeded
   removed, or made an index out of range, through ``serq.ir`` (read and
   validate) and the simulator.
 
+and the surfaces a user reaches beyond a program's text (``surfaces``):
+``retype`` (the IR with a value of another type where a number stands, or a
+key removed), ``trace`` (CSV and Mooncake traces), ``oracle`` (scenarios,
+replay traces, Mooncake and P/D specs, vLLM outputs), ``table`` (sweep
+tables, CSV and Parquet, and dump files, plotted), ``api`` (the Python
+API's functions called with odd arguments), ``cli`` (odd command lines in a
+sandbox of a user's files) and ``signals`` (SIGINT, SIGTERM, SIGHUP sent to
+sweeps at random moments), each with its own property besides (nothing past
+the validator, no wrong answer, no file lost, no process left).
+
 The property (``check.outcome``): every input ends in a clean run or a
 ``SerqError`` every diagnostic of which names a location (``path:line:col``)
 or an IR field path (``$.blocks[3].stmts[0]``).  Anything else is a finding.

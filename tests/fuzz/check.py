@@ -8,9 +8,12 @@
 * ``unlocated``: a ``SerqError`` with a diagnostic that names neither;
 * ``crash``: any other exception (a traceback);
 * ``timeout``: the harness' own time limit ran out (a run the simulator's
-  limits did not stop, or a linker that does not finish).
+  limits did not stop, or a linker that does not finish);
+* ``past``, ``wrong``, ``lost``, ``orphan``: a surface's own property broken
+  (tests/fuzz/surfaces.py): a malformed IR past the validator, a wrong
+  answer, a user's file lost or a standard stream closed, a process left.
 
-The last three are findings."""
+All but the first two are findings."""
 
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ class Outcome:
 
     @property
     def finding(self) -> bool:
-        return self.status in ("unlocated", "crash", "timeout")
+        return self.status not in ("ok", "error")
 
 
 class _Timeout(BaseException):
@@ -74,7 +77,9 @@ def _limits() -> dict:
     return out
 
 
-def _simulate(program) -> None:
+def _simulate(program):
+    """The run under the harness's limits: its report (None when the limits
+    stopped it inside an event), its text and JSON made."""
     from serq.sim import simulate
     try:
         report = simulate(program, **_limits())
@@ -82,9 +87,10 @@ def _simulate(program) -> None:
         report = stop.report
         stop.render()
         if report is None:        # (stopped inside an event: none)
-            return
+            return None
     report.text()
     json.dumps(report.data(), sort_keys=True, allow_nan=False)
+    return report
 
 
 def _stopped():
@@ -102,28 +108,52 @@ def _program(m: Mutant):
     return compile_source(m.text, m.example, horizon=m.horizon)
 
 
-def _run(m: Mutant) -> None:
+def _run(m: Mutant):
+    """``"error"`` when a surface's run says its input was refused cleanly
+    (a command's exit 1 or 2), else None (a SerqError raised is one too)."""
+    from .surfaces import KINDS as SURFACES
+    if m.kind in SURFACES:
+        return SURFACES[m.kind][1](m, _simulate)
     program = _program(m)
     _simulate(program)
+    return None
+
+
+# the harness's time limit of a kind whose inputs take longer (a process, a sandbox)
+HARD = {"signals": 300.0, "cli": 60.0, "api": 60.0}
+# the kinds whose errors are a call's or a command's refusal: any SerqError is
+# clean (a located one is for inputs that have a place: files, programs)
+CALLS = ("api", "cli", "signals")
+
+
+def _located(m: Mutant, d) -> bool:
+    """A diagnostic that says where; of a file surface, naming the file
+    (its path in the harness's temporary directory) says where too."""
+    if located(d):
+        return True
+    return m.kind in ("trace", "oracle", "table") and "serq-fuzz-" in d.message
 
 
 def outcome(m: Mutant, hard_seconds: float = HARD_SECONDS) -> Outcome:
     from serq.diag import SerqError
+    hard_seconds = max(hard_seconds, HARD.get(m.kind, 0.0))
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, hard_seconds)
     try:
         try:
-            _run(m)
+            said = _run(m)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Timeout:
         return Outcome("timeout", f"no end after {hard_seconds:g} s", where="timeout")
+    except _finding() as f:
+        return Outcome(f.status, f.detail, where=f"{f.status}: {_shape(f.detail)}")
     except SerqError as e:
         try:
             text = e.render()
         except Exception as r:  # the rendering itself failed: a crash
             return _crash(r)
-        if all(located(d) for d in e.diagnostics):
+        if m.kind in CALLS or all(_located(m, d) for d in e.diagnostics):
             return Outcome("error", text)
         return Outcome("unlocated", text, where="unlocated: " + _first_unlocated(e))
     except RecursionError as r:
@@ -132,7 +162,18 @@ def outcome(m: Mutant, hard_seconds: float = HARD_SECONDS) -> Outcome:
         return _crash(r)
     finally:
         signal.signal(signal.SIGALRM, old)
-    return Outcome("ok")
+    return Outcome("error" if said == "error" else "ok")
+
+
+def _finding():
+    from .surfaces import Finding
+    return Finding
+
+
+def _shape(text: str) -> str:
+    """A finding's class: its words, numbers and quoted values left out."""
+    t = re.sub(r"[0-9]+", "N", text.split(":")[0])
+    return re.sub(r"'[^']*'|`[^`]*`", "…", t)[:80]
 
 
 def _first_unlocated(e) -> str:

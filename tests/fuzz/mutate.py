@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from . import corpus as C
 
-KINDS = ("source", "numeric", "ir")
+KINDS = ("source", "numeric", "ir", "retype", "trace", "oracle", "table", "api", "cli", "signals")
 
 
 class Chooser:
@@ -62,6 +62,8 @@ class Mutant:
     text: Optional[str] = None     # source and numeric mutants
     data: Any = None               # IR mutants: the JSON data
     horizon: float = C.DEFAULT_HORIZON
+    blob: Optional[bytes] = None   # a file's bytes (trace, oracle, table mutants)
+    args: Any = None               # a call's or a command line's arguments (api, cli, signals)
 
     def record(self) -> dict:
         """What a finding's file keeps (``replay`` reads it back)."""
@@ -70,12 +72,22 @@ class Mutant:
             out["text"] = self.text
         if self.data is not None:
             out["ir"] = json.dumps(self.data, sort_keys=True)
+        if self.blob is not None:
+            from .surfaces import blob_record
+            out["blob"] = blob_record(self.blob)
+        if self.args is not None:
+            out["args"] = self.args
         return out
 
     @staticmethod
     def from_record(r: dict) -> "Mutant":
         data = json.loads(r["ir"]) if "ir" in r else None
-        return Mutant(r["kind"], r["example"], r["what"], r.get("text"), data, r.get("horizon", 10.0))
+        blob = None
+        if "blob" in r:
+            from .surfaces import blob_of
+            blob = blob_of(r["blob"])
+        return Mutant(r["kind"], r["example"], r["what"], r.get("text"), data, r.get("horizon", 10.0), blob,
+                      r.get("args"))
 
 
 # ---------------------------------------------------------------- source
@@ -185,19 +197,10 @@ OUT_OF_RANGE = (-1, 2 ** 31, 10 ** 9, 1, 1, 1, 2, 3, 7, 64, 1000)
 FLOATS = (float("nan"), "inf", "-inf", -1.0, 0.0, 0.5, 1e308, 1e-308, 2.0 ** 31, 1e9)
 
 
-def _nodes(data, path="$", out=None) -> list:
+def _nodes(data) -> list:
     """Every value of the JSON data with its path and its parent's slot."""
-    if out is None:
-        out = []
-    if isinstance(data, dict):
-        for k in sorted(data):
-            out.append((f"{path}.{k}", data, k))
-            _nodes(data[k], f"{path}.{k}", out)
-    elif isinstance(data, list):
-        for i, x in enumerate(data):
-            out.append((f"{path}[{i}]", data, i))
-            _nodes(x, f"{path}[{i}]", out)
-    return out
+    from .jsonmut import nodes
+    return nodes(data)
 
 
 def ir_mutant(ch: Chooser) -> Mutant:
@@ -250,4 +253,7 @@ def make(kind: str, ch: Chooser, index: Optional[int] = None) -> Mutant:
         return numeric_mutant(ch, index)
     if kind == "ir":
         return ir_mutant(ch)
+    from .surfaces import KINDS as SURFACES
+    if kind in SURFACES:
+        return SURFACES[kind][0](ch, index)
     raise ValueError(kind)

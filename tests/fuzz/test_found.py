@@ -395,3 +395,425 @@ def test_a_content_addressed_block_beyond_what_a_name_counts_is_refused():
     assert msg.startswith("examples/replay/mooncake.sq:66:3: error[E290]: pool `kv` is content-addressed "
                           "(`cache shared;`): its block of 1e+308 tokens is beyond the 2^53 tokens a block's "
                           "name counts\n"), msg
+
+
+# -- issue 24: the IR by type and shape first (serq/ir/shape.py) -------------------
+# The crash sites of the issue's type-changing mutator, each with an input
+# that reaches it: on main, a function of no arguments inside a cost
+# reached the constant folder from the validator (ir/expr.py:78, :83, :87:
+# unpacking its arguments); the others were refused by main's validator
+# too, but by checks that came after the semantic ones read the node, and
+# are now refused by the shape pass before anything reads them.
+
+def _first(d, key):
+    todo = [d]
+    while todo:
+        x = todo.pop(0)
+        if isinstance(x, dict):
+            if key in x:
+                return x
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+    raise KeyError(key)
+
+
+def _cost_fn(d):
+    hp = d["blocks"][2]["stmts"][4]["Hold"]["pools"][0]
+    return hp["units"]["Cost"]["expr"]
+
+
+def test_a_unary_function_of_no_arguments_in_a_cost_is_the_shapes():
+    """ValueError at ir/expr.py:87 (`(x, *rest) = args`) from the validator."""
+    d = ir.to_data(compile_file("examples/multi-turn/routing.sq", horizon=10))
+    hp = d["blocks"][2]["stmts"][4]["Hold"]["pools"][0]
+    hp["units"]["Cost"]["expr"] = {"Fn": {"fn": "Ceil", "args": []}}
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[2].stmts[4].Hold.pools[0].units.Cost.expr.Fn.args: error[E910]: the field has 0 arguments: "
+        "ceil takes 1")
+
+
+def test_a_binary_function_of_no_arguments_in_a_cost_is_the_shapes():
+    """ValueError at ir/expr.py:78 (`a, b = args`) from the validator."""
+    d = ir.to_data(compile_file("examples/multi-turn/routing.sq", horizon=10))
+    _cost_fn(d)["Fn"]["args"] = []
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[2].stmts[4].Hold.pools[0].units.Cost.expr.Fn.args: error[E910]: the field has 0 arguments: "
+        "min takes 2")
+
+
+def test_an_unknown_function_is_the_shapes():
+    """ValueError at ir/expr.py:107 (`raise ValueError(fn)`)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    _first(d, "Fn")["Fn"]["fn"] = "Foo"
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[1].stmts[0].Set.expr.Fn.fn: error[E910]: the field is 'Foo', not one of Min, Max, Abs, "
+        "Floor, Ceil, Sqrt, Exp, Ln, Pow")
+
+
+def test_an_unknown_operator_is_the_shapes():
+    """ValueError at sim/compile.py:244 (`raise ValueError(op)`)."""
+    d = _mg1_ir()
+    _first(d, "Binary")["Binary"]["op"] = "Foo"
+    assert _err(lambda: _read(d)) == (
+        "$.blocks[1].stmts[3].Observe.expr.Binary.op: error[E910]: the field is 'Foo', not one of Add, Sub, Mul, "
+        "Div, Pow, Lt, Le, Gt, Ge, Eq, Ne, And, Or")
+
+
+def test_an_unknown_query_is_the_shapes():
+    """ValueError at sim/compile.py:332 (`raise ValueError(q)`)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    _first(d, "Query")["Query"]["query"] = "Foo"
+    assert _err(lambda: _read(d)) == (
+        "$.stages[0].kind.Step.chunk.Cond.cond.Binary.lhs.Binary.rhs.Query.query: error[E910]: the field is 'Foo', "
+        "not one of Used, Free, CachedIn, Holders, Queued, Prefilling, Queue, Busy, Work, EstLambda, EstRho, "
+        "EstWait, BudgetLeft")
+
+
+def test_a_block_of_fewer_sides_than_statements_is_the_shapes():
+    """IndexError at sim/statements.py:52 (`blk.sides[j]`)."""
+    d = _mg1_ir()
+    d["blocks"][1]["sides"] = d["blocks"][1]["sides"][:1]
+    assert _err(lambda: _read(d)) == "$.blocks[1].sides: error[E910]: the field has 1 entries for 4 statements"
+
+
+def test_a_block_past_the_table_is_refused():
+    """IndexError at sim/statements.py:42 (`p.blocks[b]`)."""
+    d = _mg1_ir()
+    d["session"] = 99
+    assert _err(lambda: _read(d)) == (
+        "$.session: error[E910]: session block 99 out of range (the program has 2 blocks)\n\n"
+        "$.blocks[1]: error[E910]: block 1 is not reachable from init, turn or session\n\n"
+        "error: 2 errors")
+
+
+def test_a_stage_past_the_table_is_refused():
+    """IndexError at sim/compile.py:114 (`decls[base]`)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    _first(d, "Run")["Run"]["stage"]["base"] = 99
+    assert _err(lambda: _read(d)) == (
+        "examples/multi-turn/vllm.sq:92:7: error[E910]: stage reference 99+1 out of range\n"
+        "   |\n"
+        "92 |       prefill (known - c) growing kv;\n"
+        "   |       ^")
+
+
+def test_a_pool_admitted_by_a_stage_that_is_no_engine_is_refused():
+    """AttributeError at sim/machine.py:170 (`admit_pools` of a fifo stage)."""
+    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
+    d["stages"].append({"index": None, "kind": {"Fifo": 1}, "loc": None, "name": "extra"})
+    next(p for p in d["pools"] if p["admit_via"] is not None)["admit_via"] = len(d["stages"]) - 1
+    assert _err(lambda: _read(d)) == (
+        "examples/multi-turn/vllm.sq:98:3: error[E910]: pool `reqs`: admit_via must name a step stage\n"
+        "   |\n"
+        "98 |   pool reqs on vllm { queue fifo; }\n"
+        "   |   ^")
+
+
+def test_a_value_of_another_type_where_a_number_stands_is_the_codecs():
+    d = _mg1_ir()
+    d["horizon"] = [10.0]
+    assert _err(lambda: _read(d)) == "error[E903]: x.ir.json: malformed IR at $.horizon: expected a number (or \"inf\")"
+    d = _mg1_ir()
+    del d["blocks"][0]["locs"]
+    assert _err(lambda: _read(d)) == "error[E903]: x.ir.json: malformed IR at $.blocks[0].locs: missing field"
+
+
+def test_an_engine_reading_the_queue_of_an_engine_made_after_it_runs():
+    """AttributeError at sim/step.py:270 (the queue of a stage not made yet,
+    read by an engine's chunk): found by the IR fuzzer's string swaps."""
+    d = ir.to_data(compile_file("examples/pd-disaggregation/llmd_nixl_pull.sq", horizon=10))
+    q = d["stages"][0]["kind"]["Step"]["chunk"]["Cond"]["cond"]["Binary"]["lhs"]["Binary"]["rhs"]["Query"]
+    assert q["query"] == "Queued"
+    q["query"] = "Queue"              # the queue of stage 0, read by stage 0's own chunk
+    p = _read(d)
+    r = simulate(p)
+    assert r.data()["run"]["arrivals"] == 6 and r.data()["stages"][0]["completed"] > 0
+    assert simulate(p, strokes=False).text() == r.text()     # (the query read when it runs, either way)
+
+
+# -- issue 24: every input surface (tests/fuzz/surfaces.py's classes) ---------------
+
+TRACE_HELP = ('  = help: a trace is {"budget", "max_seqs", "block_size", "num_blocks", "chunk", "sessions": [{"arrive", '
+              '"prefix": {"id", "tokens"}, "turns": [{"new", "out", "think"}]}]}')
+
+
+def _json_file(tmp_path, name, obj=None, raw=None):
+    path = tmp_path / name
+    path.write_bytes(raw if raw is not None else json.dumps(obj).encode())
+    return str(path)
+
+
+def _trace():
+    with open("tools/oracle/traces/cache_trace.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("edit, want", [
+    (lambda t: t["sessions"][0]["turns"].__setitem__(0, 5), "$.sessions[0].turns[0] is a number, not an object"),
+    (lambda t: t["sessions"][0].__setitem__("arrive", None),
+     "$.sessions[0].arrive is null: a whole number from 0 below 2^53"),
+    (lambda t: t["sessions"][0]["turns"][1].__setitem__("think", "3"),
+     '$.sessions[0].turns[1].think is "3": a whole number from 0 below 2^53'),
+], ids=["turn", "arrive", "think"])
+def test_a_replay_trace_is_checked_value_by_value(tmp_path, edit, want):
+    """AttributeError / TypeError in serq/oracle/replay.py (117 of the issue's
+    internal errors)."""
+    import serq
+    t = _trace()
+    edit(t)
+    path = _json_file(tmp_path, "t.json", t)
+    assert _err(lambda: serq.oracle.run(path)) == f"error[E951]: {path}: {want}\n{TRACE_HELP}"
+
+
+def test_a_misspelt_key_of_a_replay_trace_is_refused_with_the_likely_one(tmp_path):
+    import serq
+    t = _trace()
+    t["sessions"][0]["turns"][1]["thinks"] = t["sessions"][0]["turns"][1].pop("think")
+    path = _json_file(tmp_path, "t.json", t)
+    assert _err(lambda: serq.oracle.run(path)) == (
+        f"error[E951]: {path}: $.sessions[0].turns[1].thinks is not a key of $.sessions[0].turns[1] (its keys: "
+        "new, out, think)\n  = help: did you mean `think`?")
+
+
+def test_an_oracle_input_that_is_not_utf8_is_named_at_its_byte(tmp_path):
+    """UnicodeDecodeError in serq/oracle/scenario.py:47."""
+    import serq
+    path = _json_file(tmp_path, "s.json", raw=b'{"budget": 8,\n "max_seqs": "\xff"}')
+    assert _err(lambda: serq.oracle.run(path)) == (
+        f"{path}:2:15: error[E950]: the scenario is not UTF-8 text: byte 0xff does not decode\n"
+        "  |\n"
+        '2 |  "max_seqs": "\ufffd"}\n'
+        "  |               ^\n"
+        "  = help: save the file as UTF-8")
+
+
+@pytest.mark.parametrize("value, shown", [("9" * 310, "9" * 37 + "..."), ("Infinity", "Infinity"),
+                                          ("NaN", "NaN"), ("1e400", "Infinity")])
+def test_a_number_no_scenario_holds_is_refused(tmp_path, value, shown):
+    """OverflowError from integers of 310 digits and JSON's Infinity."""
+    import serq
+    path = _json_file(tmp_path, "n.json", raw=(
+        '{"budget": %s, "max_seqs": 2, "block_size": 16, "num_blocks": 10, "requests": [{"prompt": 40, '
+        '"out": 12}]}' % value).encode())
+    assert _err(lambda: serq.oracle.run(path)).split("\n")[0] == (
+        f"error[E951]: {path}: $.budget is {shown}: a whole number from 1 below 2^53")
+
+
+def test_json_nested_beyond_the_bound_is_refused(tmp_path):
+    """RecursionError from JSON 20 000 deep."""
+    import serq
+    path = _json_file(tmp_path, "d.json", raw=b"[" * 20000 + b"]" * 20000)
+    assert _err(lambda: serq.oracle.run(path)) == f"$: error[E950]: {path}: the scenario nests more than 64 deep"
+
+
+def test_a_pd_request_whose_prefix_is_null_is_refused(tmp_path):
+    """`"prefix": null` passed and crashed (serq/oracle/pd.py:127)."""
+    from serq.oracle import pd as PD
+    with open("tools/oracle/pd/pipeline.json", encoding="utf-8") as f:
+        s = json.load(f)
+    s["requests"][0]["prefix"] = None
+    path = _json_file(tmp_path, "p.json", s)
+    assert _err(lambda: PD.load(path)).split("\n")[0] == (
+        f"error[E951]: {path}: $.requests[0].prefix is null, not an object")
+
+
+def test_a_mooncake_spec_is_read_as_a_trace_file_is(tmp_path):
+    """A "trace" that is no string crashed (serq/oracle/mooncake.py:70); rows
+    took "7", 1.5 and true by int()."""
+    import random
+    from serq.oracle import mooncake as MC
+    from serq.oracle.fuzz import generate_mooncake
+    spec = generate_mooncake(random.Random("x"), 0)
+    s = {k: v for k, v in spec.items() if k != "rows"}
+    s.update(trace=7, first=0, count=1)
+    path = _json_file(tmp_path, "m.json", s)
+    assert _err(lambda: MC.load(path)).split("\n")[0] == f"error[E951]: {path}: $.trace is 7: a trace file's path"
+    for key, value, shown, lo in (("timestamp", "7", '"7"', 0), ("output_length", 1.5, "1.5", 1),
+                                  ("input_length", True, "true", 1)):
+        r = json.loads(json.dumps(spec))
+        r["rows"][0][key] = value
+        path = _json_file(tmp_path, "m.json", r)
+        assert _err(lambda: MC.load(path)).split("\n")[0] == (
+            f"error[E951]: {path}: $.rows[0].{key} is not a Mooncake row: `{key}` is {shown}: a whole number "
+            f"from {lo} below 2^53")
+
+
+@pytest.mark.parametrize("data, why", [
+    (b"PAR1garbage", "Parquet magic bytes not found in footer"),
+    (b"", "Parquet file size is 0 bytes"),
+    (b"a,b\n1,2\n", "Parquet magic bytes not found in footer")], ids=["corrupt", "empty", "csv"])
+def test_a_parquet_table_pyarrow_cannot_read_is_named(tmp_path, data, why):
+    """pyarrow's ArrowInvalid (only OSError was caught)."""
+    pytest.importorskip("pyarrow")
+    import serq
+    path = _json_file(tmp_path, "t.parquet", raw=data)
+    msg = _err(lambda: serq.read_table(path))
+    assert msg.startswith(f"error[E972]: {path}: not a Parquet table: Could not open Parquet input source "
+                          f"'{path}': {why}")
+    assert msg.endswith("\n  = help: a .parquet table is one pyarrow reads (serq sweep --out T.parquet)")
+
+
+@pytest.mark.parametrize("values, legend", [
+    ([1.0, math.inf, 2.0], "value (n = 2; 1 value not finite or beyond ±1e306 left out)"),
+    ([1e308, -1e308, 2.0], "value (n = 1; 2 values not finite or beyond ±1e306 left out)")], ids=["inf", "1e308"])
+def test_a_plot_leaves_out_what_its_axes_cannot_hold(tmp_path, values, legend):
+    """An inf sample, values near 1e308: matplotlib's errors from serq plot."""
+    pytest.importorskip("matplotlib")
+    import serq
+    fig = serq.plot.samples(values)
+    assert fig.axes[0].get_legend().get_texts()[0].get_text() == legend
+    serq.plot.save(fig, str(tmp_path / "f.png"))
+
+
+@pytest.mark.parametrize("call, want", [
+    (lambda s, p, r: s.load(MG1, instance=2), "serq.load: instance= is a path (str or os.PathLike), not int 2"),
+    (lambda s, p, r: r.dump(5), "Report.dump: directory= is a path (str or os.PathLike), not int 5"),
+    (lambda s, p, r: s.sweep(5, horizon=1), "serq.sweep: program= is a path (str or os.PathLike), not int 5"),
+    (lambda s, p, r: s.read_table(5), "serq.read_table: path= is a path (str or os.PathLike), not int 5"),
+    (lambda s, p, r: s.plot.table(5, x="a", y="b"),
+     "serq.plot.table: source= is a table's path, a Sweep, a DataFrame or (columns, rows), not int 5"),
+    (lambda s, p, r: s.plot.samples(None), "serq.plot.samples: source= is a dump file's path, a list of numbers "
+                                           "or Samples, or a dict of them, not NoneType None"),
+    (lambda s, p, r: s.plot.gauge(5),
+     "serq.plot.gauge: source= is a dump file's path, a list of (time, value) or a dict of them, not int 5"),
+    (lambda s, p, r: s.oracle.run(5), "serq.oracle.*: scenario= is a path (str or os.PathLike) or a dict, not int 5"),
+    (lambda s, p, r: s.oracle.run([1, 2]),
+     "serq.oracle.*: scenario= is a path (str or os.PathLike) or a dict, not list [1, 2]"),
+], ids=["instance", "dump", "sweep", "read_table", "plot_table", "samples", "gauge", "oracle", "oracle_list"])
+def test_a_public_function_names_the_argument_of_the_wrong_type(call, want):
+    """Bare TypeErrors from inside serq; serq.load(prog, instance=2) took the
+    integer for a file descriptor and closed stderr."""
+    import os
+    import serq
+    from serq.args import ArgumentTypeError
+    prog = serq.load(MG1)
+    rep = prog.run(horizon=5)
+    with pytest.raises(ArgumentTypeError) as e:
+        call(serq, prog, rep)
+    assert isinstance(e.value, TypeError) and e.value.render() == f"error[E970]: {want}"
+    os.fstat(2)        # stderr still open
+
+
+def test_a_horizon_beyond_a_float_is_a_usage_error():
+    import serq
+    assert _err(lambda: serq.load(MG1).run(horizon=10 ** 400)) == (
+        "error[E970]: Program.run: horizon= is beyond what a float holds (about 1.8e308)\n"
+        "  = help: give inf for no bound")
+
+
+def test_a_binary_program_is_not_utf8_from_python_too(tmp_path):
+    import serq
+    path = _json_file(tmp_path, "b.sq", raw=b"\xff\xfe\x00")
+    assert _err(lambda: serq.load(path)).split("\n")[0] == (
+        f"{path}:1:1: error[E002]: the file is not UTF-8 text: byte 0xff does not decode")
+
+
+def test_seeds_and_bins_beyond_their_bounds_are_refused_at_once():
+    """--seeds 1-100000 spent 40 s in a quadratic check; 1-10^12 raised
+    MemoryError; --bins had no bound."""
+    import serq
+    from serq.sweeps.grid import parse_seeds
+    assert len(parse_seeds("1-100000")) == 100000      # (in a linear pass: 0.04 s, it was 40 s)
+    assert _err(lambda: parse_seeds("1-1000000000000")) == (
+        "error[E970]: --seeds 1-1000000000000: more than 1,000,000 seeds, the most runs a sweep makes\n"
+        "  = help: a sweep holds one row per run; give fewer seeds")
+    assert _err(lambda: serq.plot.samples([1.0, 2.0], bins=10 ** 9)) == (
+        "error[E973]: bins=1000000000: a histogram has from 1 to 10000 bins")
+
+
+MG1 = "examples/single-turn/mg1.sq"
+
+
+def test_a_vllm_log_of_a_far_step_is_compared_at_once():
+    """A log entry at step 10^9 (a vLLM output given to compare with) walked
+    every step up to it: found by the oracle inputs' fuzzer (a timeout)."""
+    import serq
+    with open("tools/oracle/scenarios/alone.log.json", encoding="utf-8") as f:
+        out = json.load(f)
+    out["log"][2]["step"] = 10 ** 9           # step 2's record (it scheduled tokens) said to be far away
+    c = serq.oracle.compare("tools/oracle/scenarios/alone.json", vllm=out)
+    assert not c.agree and str(c).split("\n")[0] == "first divergence at step 2:"
+
+
+def test_a_table_whose_input_no_axis_holds_leaves_those_rows_out(tmp_path):
+    """An x of 400 digits: matplotlib's OverflowError (found by the tables'
+    fuzzer)."""
+    pytest.importorskip("matplotlib")
+    import serq
+    path = tmp_path / "t.csv"
+    path.write_text("Lambda,seed,run.end,sojourn.mean\n0.5,1,10.0,1.5\n" + "1" * 400 + ",1,10.0,2.5\n")
+    fig = serq.plot.table(str(path), x="Lambda", y="sojourn.mean")
+    assert fig.axes[0].get_title() == (
+        "sojourn.mean against Lambda: mean and range over 1 seed (1 value not finite or beyond ±1e306 left out)")
+    assert [list(l.get_xdata()) for l in fig.axes[0].get_lines()] == [[0.5]]
+
+
+# -- found after the merge of deploy and sglang (seed 24, and CI's numeric run) ----
+
+def test_a_family_sized_zero_by_an_input_is_refused_where_it_is_declared():
+    """`--set ND=0` (a family's size is an input since deploy): the queue was
+    never declared, and the first entry reading `D.x` raised KeyError in the
+    linker (found by the numeric fuzzer: `2` -> 0 in llmd_nixl_pull.sq)."""
+    from serq.link import compile_file as link
+    with pytest.raises(SerqError) as e:
+        link("examples/pd-disaggregation/llmd_nixl_pull.sq", sets={"ND": "0"})
+    assert e.value.render() == (
+        "examples/pd-disaggregation/llmd_nixl_pull.sq:101:14: error[E403]: `max` over 0 terms has no value\n"
+        "    |\n"
+        "101 |     max k in ND (waiting_D(k)) == min k in ND (waiting_D(k)) ? 1\n"
+        "    |              ^^\n"
+        "  = note: in `queue_score_D`, used at examples/pd-disaggregation/llmd_nixl_pull.sq:115:74\n"
+        "  = note: in entry `gw.route`, used at examples/pd-disaggregation/llmd_nixl_pull.sq:272:12\n"
+        "\n"
+        "examples/pd-disaggregation/llmd_nixl_pull.sq:169:11: error[E403]: the size of queue `D` is a whole "
+        "number ≥ 1, not 0\n"
+        "    |\n"
+        "169 |   queue D[ND] : decode {\n"
+        "    |           ^^\n"
+        "\n"
+        "error: 2 errors")
+
+
+def test_an_ir_without_a_numbers_input_name_is_the_same_program():
+    """A number's `input` (deploy's, the name calibration fits) removed from
+    the IR: the same program, which the type-changing mutator counted as past
+    the validator; it runs, and reports as the canonical IR does."""
+    d = ir.to_data(compile_file("examples/oracle/vllm_request_priority.sq", horizon=10))
+    text = json.dumps(d)
+    assert '"input": "' in text
+    bare = json.loads(text.replace('"input": "', '"input_": "'))
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "input_"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    p, q = ir.loads(text, "a.ir.json"), ir.loads(json.dumps(strip(bare)), "b.ir.json")
+    ir.validate(q)
+    assert p == q and ir.dumps(p) != ir.dumps(q)
+    assert simulate(q).text() == simulate(p).text()
+
+
+def test_a_queue_whose_size_does_not_link_is_still_read_by_name():
+    """`queue P[NP]` with NP unknown (its `use "std/args";` deleted, found by
+    the source fuzzer in llmd_nixl_pull.sq): the queue was never declared and
+    `P.c` raised KeyError in the linker."""
+    from tests.test_queue_errors import BASE
+    src = BASE.replace("queue P[2] : prefill", "queue P[NP] : prefill").replace(
+        "server { set i = 0;", "server { set i = 0; set w = P.c;")
+    assert _err(lambda: compile_source(src, "t.sq", horizon=10)) == (
+        "t.sq:3:11: error[E201]: unknown name `NP`\n"
+        "  |\n"
+        "3 |   queue P[NP] : prefill {\n"
+        "  |           ^^\n"
+        "  = help: did you mean `P`?\n"
+        "\n"
+        "t.sq:21:31: error[E201]: queue `P` sets or marks no `c`\n"
+        "   |\n"
+        "21 |   server { set i = 0; set w = P.c; P[i].prefill (n); D.decode (n) from P[i]; }\n"
+        "   |                               ^^^\n"
+        "  = help: `mark c;` in one of `P`'s entries is read afterwards as `P.c`\n"
+        "\n"
+        "error: 2 errors")

@@ -68,13 +68,13 @@ def test_another_input_that_varies_is_refused(table):
     _, path = table
     with pytest.raises(serq.SerqError) as e:
         serq.plot.table(path, x="Lambda", y="client.ttft.mean")
-    assert e.value.render() == ("error[E973]: the table varies B too, so a point of the plot would mix its "
-                                "values\n  = help: --by B, or keep one value: --where B=2048")
+    assert e.value.render() == (f"error[E973]: the table {path} varies B too, so a point of the plot would mix "
+                                "its values\n  = help: --by B, or keep one value: --where B=2048")
     fig = serq.plot.table(path, x="Lambda", y="client.ttft.mean", where={"B": 4096})
     assert [l.get_label() for l in fig.axes[0].get_lines()] == ["mean over seeds"]
     with pytest.raises(serq.SerqError) as e:
         serq.plot.table(path, x="Lambda", y="client.ttft.maen", by="B")
-    assert e.value.render() == ("error[E973]: the table has no column `client.ttft.maen` (--y)\n"
+    assert e.value.render() == (f"error[E973]: the table {path} has no column `client.ttft.maen` (--y)\n"
                                 "  = help: did you mean `client.ttft.mean`?")
 
 

@@ -318,8 +318,9 @@ def samples(report, tmp_path, name):
     """An observation's samples as (session, time, value), through --dump's CSV."""
     import csv
     import os
-    report.dump(str(tmp_path))
-    with open(os.path.join(tmp_path, name + ".csv")) as f:
+    where = os.path.join(tmp_path, "dump")       # (a dump has a directory of its own)
+    report.dump(where)
+    with open(os.path.join(where, name + ".csv")) as f:
         return [(int(r["session"]), float(r["time"]), float(r["value"])) for r in csv.DictReader(f)]
 
 

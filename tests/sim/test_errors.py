@@ -211,6 +211,7 @@ def test_trace_missing(tmp_path):
     path = str(tmp_path / "none.csv")
     err = run_error(b.program(arrival=sessions({}), horizon=10, trace=path))
     assert where(err) == ("R014", None, f"cannot read the trace {path}: No such file or directory")
+    assert err.diagnostics[0].field == "$.trace"
 
 
 def test_trace_bad_value(tmp_path):
@@ -220,7 +221,11 @@ def test_trace_bad_value(tmp_path):
     s = b.stage("s", M.KDelay())
     b.session([b.turn(), b.run(s, 1)])
     err = run_error(b.program(arrival=sessions({}), horizon=10, trace=str(path)))
-    assert where(err) == ("R014", None, f"the trace {path}, row 3, column new: not a number")
+    assert where(err) == ("R014", f"{path}:3:5", "column `new` is `ten`, not a number")
+    assert err.render() == (f"{path}:3:5: error[R014]: column `new` is `ten`, not a number\n"
+                            "  |\n"
+                            "3 | 0,1,ten,2,1\n"
+                            "  |     ^")
 
 
 def test_trace_session_exhausted(tmp_path):

@@ -7,6 +7,7 @@ queue exactly the named blocks no hold uses, the index exactly the named
 blocks.  And the rules one at a time, on programs small enough to follow
 by hand (their numbers are worked out in the comments)."""
 
+import json
 import os
 
 import pytest
@@ -256,22 +257,30 @@ def test_content_statement_faults_name_the_statement():
     assert "`content`: the id is -1: a whole number from 0 to 2^53" in e.value.render()
 
 
+ROW = '{"timestamp": %d, "input_length": 20, "output_length": 2, "hash_ids": [%d]}\n'
+HELP = ('  = help: a Mooncake row is {"timestamp", "input_length", "output_length", "hash_ids"}: whole numbers, '
+        'the hash ids 64-bit (from 0 to 2^64 - 1), one per 512 tokens')
+
+
 def test_a_malformed_mooncake_trace_is_a_located_error(tmp_path):
     from serq.link import compile_file
-    good = open("examples/replay/data/mooncake_generated.jsonl", encoding="utf-8").readlines()[:2]
     bad = tmp_path / "t.jsonl"
-    bad.write_text("".join(good) + '{"timestamp": 5, "input_length": 3}\n', encoding="utf-8")
+    bad.write_text(ROW % (0, 1) + ROW % (1, 2) + '{"timestamp": 5, "input_length": 3}\n', encoding="utf-8")
     p = compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(bad))
     with pytest.raises(RunError) as e:
         simulate(p)
     assert e.value.render() == (
-        f"error[R014]: {bad}:3: a row has the fields timestamp, input_length, output_length, hash_ids: it lacks "
-        "`output_length`, `hash_ids`")
+        f"{bad}:3:1: error[R014]: a row has the fields timestamp, input_length, output_length, hash_ids: it lacks "
+        "`output_length`, `hash_ids`\n"
+        "  |\n"
+        '3 | {"timestamp": 5, "input_length": 3}\n'
+        "  | ^\n" + HELP)
     short = tmp_path / "s.jsonl"
     short.write_text('{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1]}\n')
     with pytest.raises(RunError) as e:
         simulate(compile_file("examples/replay/mooncake.sq", horizon=10.0, trace=str(short)))
-    assert e.value.render() == f"error[R014]: {short}:1: 600 input tokens need 2 hash ids (one per block of 512 tokens), not 1"
+    assert e.value.render().split("\n")[0] == (
+        f"{short}:1:59: error[R014]: 600 input tokens need 2 hash ids (one per block of 512 tokens), not 1")
 
 
 def test_a_mooncake_trace_arrives_at_its_timestamps():
@@ -293,6 +302,47 @@ def test_a_mooncake_trace_arrives_at_its_timestamps():
     assert all(row.hash_ids[:2] == (0, 1) for row in rows)
     assert cached[0] == 0 and all(cached[i] >= 1024 for i in range(1, 40))
     assert any(cached[i] > 1024 for i in range(1, 40))
+
+
+def _mooncake(tmp_path, name, ids):
+    """A Mooncake trace of one row a second, row i's prompt the blocks ``ids[i]``."""
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"timestamp": 1000 * i, "input_length": 512 * len(h) - 100,
+                                        "output_length": 4, "hash_ids": h}) + "\n" for i, h in enumerate(ids)))
+    return str(path)
+
+
+def _cached(path):
+    from serq.link import compile_file
+    r = simulate(compile_file("examples/replay/mooncake.sq", horizon=60.0, trace=path))
+    return [v for _, _, _, v in sorted(r.samples("cached_tokens"), key=lambda x: x[1])], r
+
+
+def test_64_bit_hash_ids_are_kept_exact(tmp_path):
+    """Real traces hash with 64 bits.  Ids from 2^53 up were floats, so that
+    2^60 and 2^60 + 1 named one block (a false hit, exit 0), and 2^63 up a
+    struct.error; now a row's ids are whole numbers end to end, and a trace
+    runs as the same trace with its ids renamed small."""
+    big = [[2 ** 60, 2 ** 60 + 1], [2 ** 60 + 1, 2 ** 60], [2 ** 60, 2 ** 60 + 1, 7],    # share, not, share
+           [2 ** 64 - 1, 2 ** 63], [2 ** 64 - 1, 2 ** 63 + 1], [2 ** 53, 2 ** 53 + 1], [2 ** 53 + 1]]
+    names = {}
+    small = [[names.setdefault(h, len(names)) for h in row] for row in big]
+    got, r = _cached(_mooncake(tmp_path, "big.jsonl", big))
+    want, r2 = _cached(_mooncake(tmp_path, "small.jsonl", small))
+    # the prefix each request finds: none, none (2^60 + 1 first is another prompt), the 924 tokens of
+    # row 0 in whole blocks of 16, none, 2^64 - 1's block (then 2^63 + 1 is not 2^63), none, none
+    assert got == want == [0, 0, 912, 0, 512, 0, 0]
+    assert r.data()["pools"] == r2.data()["pools"]
+
+
+def test_a_hash_id_beyond_64_bits_is_refused_where_it_is(tmp_path):
+    path = _mooncake(tmp_path, "t.jsonl", [[1], [2 ** 64]])
+    from serq.diag import SerqError
+    with pytest.raises(SerqError) as e:
+        _cached(path)
+    assert e.value.render().split("\n")[0] == (
+        f"{path}:2:62: error[R014]: `hash_ids[0]` is 18446744073709551616: a hash id is a whole number from 0 "
+        "to 2^64 - 1")
 
 
 @pytest.mark.parametrize("pool, stmt, message", [

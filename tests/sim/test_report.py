@@ -138,7 +138,7 @@ def test_the_quantiles_are_numpys_linear_percentiles(horizon):
 def test_dump(tmp_path):
     r = simulate(small())
     r.dump(str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == ["client", "response.csv", "slow.csv"]
+    assert sorted(os.listdir(tmp_path)) == [".serq-files.json", "client", "response.csv", "slow.csv"]
     assert sorted(os.listdir(tmp_path / "client")) == ["response.csv", "tpot.csv", "ttft.csv"]
     rows = (tmp_path / "response.csv").read_text().splitlines()
     assert rows[0] == "time,session,turn,value"

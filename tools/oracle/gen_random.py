@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate seeded random scheduler scenarios for the vLLM oracle.
+"""Generate seeded random scheduler scenarios for the vLLM oracle (stdlib and
+serq.files only: it runs under .venv-vllm).
 
     gen_random.py --n 64 --seed 1 --out tools/oracle/random
 
@@ -53,6 +54,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle_format import dumps_output  # noqa: E402
+
+# (the files are written through serq.files, whole, never over one that is
+# there unless --force: regen.py removes the suites' before it writes them)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from serq import files  # noqa: E402
+from serq.diag import SerqError  # noqa: E402
 
 FLAVOURS = ["kvtight", "selfpre", "chunk", "seqcap", "staggered"]
 BUDGETS = [16, 24, 32, 48, 64, 96, 128, 256]
@@ -163,6 +170,7 @@ def main(argv=None) -> int:
                     help="SGLang scenarios (gNNN.json, serq/oracle/sglang_fuzz.py)")
     ap.add_argument("--policy", choices=["fcfs", "priority"], default="fcfs",
                     help="vLLM's scheduling policy (priority: pNNN.json with request priorities)")
+    ap.add_argument("--force", action="store_true", help="write over a scenario file that is there")
     args = ap.parse_args(argv)
     if args.n < 1 or args.n > 1000:
         ap.error("--n must be in 1..1000")
@@ -181,8 +189,12 @@ def main(argv=None) -> int:
             name = f"r{i:03d}.json"
             if args.policy == "priority":
                 sc, name = with_priorities(sc, args.seed, i), f"p{i:03d}.json"
-        with open(os.path.join(args.out, name), "w", encoding="utf-8") as f:
-            f.write(dumps_output(sc, one_line=False) + "\n")
+        try:
+            files.write_file(os.path.join(args.out, name), dumps_output(sc, one_line=False) + "\n",
+                             what="--out ", mark=files.unmarked("gen_random.py"), force=args.force)
+        except SerqError as e:
+            print(e.render(), file=sys.stderr)
+            return 1
     return 0
 
 

@@ -250,6 +250,11 @@ def _build_scheduler(v, p: dict, bs: int, max_model_len: int, engine_id=None, kv
     return sched, block_hasher
 
 
+# A request's arrival_time beyond its arrival step: its index among an
+# instance's requests times this (Driver.add_request).
+ARRIVAL_STEP = 1e-6
+
+
 def make_request(req_id: str, prompt_ids: list, out: int, arrival: float, block_hasher,
                  kv_transfer_params: dict | None = None, *, priority: int = 0):
     """A request as vLLM's input processor hands it over.  ``priority`` is
@@ -317,6 +322,13 @@ class Driver:
         sched._preempt_request = preempt
 
     def add_request(self, request) -> None:
+        """Hand a request to the scheduler as a real server does: its
+        ``arrival_time`` is the arrival step plus its index among this
+        instance's requests × ARRIVAL_STEP, distinct and increasing in the
+        order the requests arrive (a server stamps ``time.time()``), so that
+        no two tie where vLLM reads it (PRIORITY's heap and victim,
+        v1/request.py:357-367, v1/core/sched/scheduler.py:931-938)."""
+        request.arrival_time = float(request.arrival_time) + len(self._added) * ARRIVAL_STEP
         self._added.append(request)
         self.sched.add_request(request)
 
@@ -405,10 +417,12 @@ class Driver:
         )
         engine_outputs = sched.update_from_output(so, mro)
         params = {}
+        output_order = []          # the finished requests in the order the step's outputs name them
         for eco in engine_outputs.values():
             for o in eco.outputs:
                 if o.finish_reason is not None:
                     params[o.request_id] = o.kv_transfer_params
+                    output_order.append(o.request_id)
 
         finished = []
         for rid in sampled_ids:
@@ -428,6 +442,7 @@ class Driver:
             "preempted": preempted,
             "sampled": sampled_ids,
             "finished": finished,
+            "output_order": output_order,
             "free_blocks": free_blocks,
             "outputs": params,
         }

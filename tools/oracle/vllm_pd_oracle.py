@@ -21,7 +21,11 @@ and one update_from_output() of every instance that has requests, in
 lockstep (every schedule() of the tick, then the workers, then every
 update_from_output()); a token sampled in tick t exists at time t + 1; a
 request is added to P right before tick `arrive`, and to D right before tick
-(P's token time + d); a load D admits in tick k is reported finished by both
+(P's token time + d), those P finished in one tick in the order P's step
+named their outputs (the proxy forwards each as P's response for it comes);
+a request's arrival_time is its tick plus its index among its instance's
+requests × 1e-6, as a server's clock stamps it (oracle_core.Driver.add_request);
+a load D admits in tick k is reported finished by both
 workers in tick k + X - 1 (a request's own "xfer" overrides X), so D can
 schedule it from tick k + X.  A request's "prefix" says that its first k
 prompt tokens are shared prompt g's: every request naming g starts with the
@@ -207,7 +211,11 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
         nxt += r["prompt"] - shared
 
     to_p = sorted(range(n), key=lambda i: (reqs[i]["arrive"], i))
-    to_d: list = []                     # (tick, i, P's params), added in (tick, i) order
+    # (tick, i, P's params): added to D by tick, and within a tick in the
+    # order P's step named their outputs (the proxy forwards a request when
+    # P's response for it arrives, and P answers one step's requests in its
+    # outputs' order; the sort below is stable)
+    to_d: list = []
     res = [{"req": i, "p_first": None, "p_freed": None, "xfer_start": None, "d_first": None,
             "d_last": None, "p_preemptions": 0, "d_preemptions": 0, "p_cached": None, "d_cached": None}
            for i in range(n)]
@@ -220,7 +228,7 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
             i = to_p.pop(0)
             P.add_request(core.make_request(f"p{i}", prompt_ids[i], 1, reqs[i]["arrive"], hash_p,
                                             dict(PREFILL_PARAMS)))
-        to_d.sort(key=lambda x: (x[0], x[1]))
+        to_d.sort(key=lambda x: x[0])
         while to_d and to_d[0][0] <= k:
             _, i, params = to_d.pop(0)
             # D gets the original request and its own copy of P's params (its
@@ -247,7 +255,10 @@ def run_scenario(sc: dict, keep_log: bool) -> dict:
         for rid in sending:
             res[_idx(rid)]["p_freed"] = k + 1
         if rec_p is not None:
-            for rid in rec_p["finished"]:
+            if sorted(rec_p["output_order"]) != sorted(rec_p["finished"]):
+                raise RuntimeError(f"tick {k}: P's outputs name {rec_p['output_order']}, it finished "
+                                   f"{rec_p['finished']}")
+            for rid in rec_p["output_order"]:
                 params = rec_p["outputs"].get(rid)
                 if not params or not params.get("do_remote_prefill"):
                     raise RuntimeError(f"P request {rid} finished without params for D: {params}")

@@ -65,7 +65,11 @@ from ..errors import Fault, fmt_num
 from ..stages import MODE_DECODE
 from .pool import Pool, round_up
 
-_PART = struct.Struct("<qqq")
+# A run of a block's tokens: (tag, id, first offset, count), tag 0 a content
+# id (a 64-bit unsigned hash id, exact: a Mooncake trace's), tag 1 a session
+# number (the session's own tokens); every run is as long, so runs joined
+# name their tokens one way only.
+_PART = struct.Struct("<BQqq")
 _AT_CTX = (CTX["Decoding"], CTX["Remaining"], CTX["Position"])   # what `cache at (e)` reads
 _WHOLE = 2.0 ** 53
 
@@ -94,7 +98,7 @@ class Chain:
         self.segs = [(int(i), int(n)) for i, n in sess.content if n > 0]
         self.seg = 0          # the segment holding the next block's first token
         self.off = 0          # its offset there
-        self.own = -1 - sess.sid
+        self.own = sess.sid
 
     def extend(self, bs: int, n: int) -> list:
         """Name blocks until there are ``n``: a block's name is the digest of
@@ -118,13 +122,13 @@ class Chain:
                 if want < count:
                     count = want
                 for _ in range(count):
-                    parent = blake(parent + pack(sid, off, bs), digest_size=16).digest()
+                    parent = blake(parent + pack(0, sid, off, bs), digest_size=16).digest()
                     append(parent)
                     off += bs
                 pos += count * bs
                 continue
             if seg >= nseg:
-                data = pack(self.own, pos, bs)
+                data = pack(1, self.own, pos, bs)
             else:
                 left = bs
                 parts = []
@@ -132,14 +136,14 @@ class Chain:
                     if seg < nseg:
                         sid, slen = segs[seg]
                         take = min(left, slen - off)
-                        parts.append(pack(sid, off, take))
+                        parts.append(pack(0, sid, off, take))
                         off += take
                         if off >= slen:
                             seg += 1
                             off = 0
                         left -= take
                     else:
-                        parts.append(pack(self.own, pos + bs - left, left))
+                        parts.append(pack(1, self.own, pos + bs - left, left))
                         left = 0
                 data = b"".join(parts)
             parent = blake(parent + data, digest_size=16).digest()

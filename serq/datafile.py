@@ -1,0 +1,108 @@
+"""Data files read line by line (a trace, a table): UTF-8 decoded a line at
+a time, so that a byte that does not decode, a line too long, a row that is
+wrong is an error at its file, line and column with the line shown, and a
+file of millions of lines is never held whole."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Iterator, Optional
+
+from .diag import Diagnostic, SerqError, Sources, Span
+
+MAX_LINE = 1 << 24       # the bytes of one line at most
+
+
+def data_error(code: str, path: str, line: int, col: int, message: str, text: Optional[str] = None,
+               help: Optional[str] = None, width: int = 1) -> SerqError:
+    """An error in a data file at ``path:line:col``, its line shown."""
+    if text is not None:
+        Sources.add_line(path, line, text)
+    return SerqError(Diagnostic(code, message, Span(path, line, col, line, col + max(1, width)), help=help))
+
+
+def data_lines(path: str, code: str, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 data file, read line by line (a byte
+    that does not decode, or a line beyond MAX_LINE bytes, is an error there;
+    a byte-order mark at its head is skipped)."""
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise SerqError(Diagnostic(code, f"cannot read {what} {path}: {e.strerror}")) from None
+    with f:
+        n = 0
+        while True:
+            try:
+                raw = f.readline(MAX_LINE + 1)
+            except OSError as e:
+                raise SerqError(Diagnostic(code, f"cannot read {what} {path}: {e.strerror}")) from None
+            if not raw:
+                return
+            n += 1
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                raise data_error(code, path, n, 1, f"the line is longer than {MAX_LINE} bytes, the most a row of "
+                                 f"{what} may be")
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                shown = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                col = len(raw[:e.start].decode("utf-8", errors="replace")) + 1
+                raise data_error(code, path, n, col, f"{what} is not UTF-8 text: byte 0x{raw[e.start]:02x} does not "
+                                 "decode", shown, help="save the file as UTF-8") from None
+            yield n, text
+
+
+def csv_lines(path: str, code: str, what: str):
+    """A ``csv.reader`` over the file's lines (``data_lines``) and a function
+    giving the text of the line it read last, for an error there."""
+    last: dict = {}
+
+    def source():
+        for n, text in data_lines(path, code, what):
+            last.clear()
+            last[n] = text.rstrip("\r\n")
+            yield text
+    reader = csv.reader(source())
+    return reader, lambda: last.get(reader.line_num)
+
+
+def json_kind(v) -> str:
+    """What a JSON value is, in words."""
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            float: "a number"}.get(type(v), "a number")
+
+
+def json_text(v) -> str:
+    """A JSON value shown, at most 40 characters."""
+    try:
+        t = json.dumps(v, allow_nan=True)
+    except (TypeError, ValueError):
+        t = repr(v)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+def depth_ok(text: str, most: int) -> bool:
+    """``text`` (JSON) nests at most ``most`` brackets deep, strings skipped
+    (json reads recursively)."""
+    depth = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > most:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
