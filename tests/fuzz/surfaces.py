@@ -28,7 +28,11 @@ raises :class:`Finding` for what is worse than an error:
   ``serq run`` sent SIGINT, SIGTERM or SIGHUP at a random moment: a process
   left is an ``orphan``, a table not whole or an earlier one changed
   ``lost``, an exit status not 128 + the signal's number (or 0, done) a
-  crash."""
+  crash;
+* ``parser``: a source mutant (the ``source`` kind's mutator) parsed from
+  each start rule by serQ's driver (serq.syntax.lalr) and by lark's parser
+  of the grammar (tests/lark_reference.py): a tree or an error that differs
+  in anything, a place included, is ``wrong``."""
 
 from __future__ import annotations
 
@@ -805,6 +809,23 @@ def signals_run(m, simulate) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- the parser against lark
+
+def parser_make(ch, i=None):
+    from .mutate import source_mutant
+    m = source_mutant(ch)
+    return _mutant("parser", m.example, m.what, text=m.text, horizon=m.horizon)
+
+
+def parser_run(m, simulate):
+    from tests import lark_reference as R
+    diffs = R.differences(m.text)
+    if diffs:
+        start, a, b = diffs[0]
+        raise Finding("wrong", f"from `{start}`: lark {str(a)[:300]} / the driver {str(b)[:300]}")
+    return "error" if R.by_driver(m.text, "start")[0] != "tree" else None
+
+
 # ---------------------------------------------------------------- the registry
 
 KINDS = {
@@ -815,6 +836,7 @@ KINDS = {
     "api": (api_make, api_run),
     "cli": (cli_make, cli_run),
     "signals": (signals_make, signals_run),
+    "parser": (parser_make, parser_run),
 }
 
 
