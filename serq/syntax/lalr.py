@@ -339,28 +339,32 @@ def _node(children: list, name: str, expand1: int, include, append_none: int):
             return res
     else:
         res = Tree(name, kept)
-    meta = res.meta
     first = _place(children)
     if first is not None:
-        if not hasattr(meta, "line"):
-            meta.line = getattr(first, "container_line", first.line)
-            meta.column = getattr(first, "container_column", first.column)
-            meta.start_pos = getattr(first, "container_start_pos", first.start_pos)
-            meta.empty = False
-        meta.container_line = getattr(first, "container_line", first.line)
-        meta.container_column = getattr(first, "container_column", first.column)
-        meta.container_start_pos = getattr(first, "container_start_pos", first.start_pos)
+        _take(res.meta, first, _START)
     last = _place(reversed(children))
     if last is not None:
-        if not hasattr(meta, "end_line"):
-            meta.end_line = getattr(last, "container_end_line", last.end_line)
-            meta.end_column = getattr(last, "container_end_column", last.end_column)
-            meta.end_pos = getattr(last, "container_end_pos", last.end_pos)
-            meta.empty = False
-        meta.container_end_line = getattr(last, "container_end_line", last.end_line)
-        meta.container_end_column = getattr(last, "container_end_column", last.end_column)
-        meta.container_end_pos = getattr(last, "container_end_pos", last.end_pos)
+        _take(res.meta, last, _END)
     return res
+
+
+# (a place's attribute, its container's): a node's start, a node's end
+_START = (("line", "container_line"), ("column", "container_column"), ("start_pos", "container_start_pos"))
+_END = (("end_line", "container_end_line"), ("end_column", "container_end_column"),
+        ("end_pos", "container_end_pos"))
+
+
+def _take(meta: Meta, child, names) -> None:
+    """One end of ``meta``'s place from ``child``'s (a token's, or a node's
+    container's), kept where it is already set (an inlined ``?rule``'s
+    node); its container's end always."""
+    values = [getattr(child, c, getattr(child, a)) for a, c in names]
+    if not hasattr(meta, names[0][0]):
+        for (a, _), v in zip(names, values):
+            setattr(meta, a, v)
+        meta.empty = False
+    for (_, c), v in zip(names, values):
+        setattr(meta, c, v)
 
 
 def _place(children):
