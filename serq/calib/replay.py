@@ -230,6 +230,17 @@ def replay(p: M.Program, run: Run, eng: Engine, how: str = "workload") -> Replay
     return Replay(run, eng, pred, meas, peer, sum(1 for s in rep.step_log if s["tokens"]), int(kv["preemptions"]), float(cap - low))
 
 
+def batches(p: M.Program, run: Run, eng: Engine) -> list:
+    """What each iteration of the replay computed (serq.sim's batch log),
+    the iterations that computed a token."""
+    from ..ir import validate
+    from ..sim import simulate
+    prog = with_requests(p, run, eng)
+    validate(prog)
+    rep = simulate(prog, batch_log=True, samples=False)
+    return [b for b in rep.batch_log if b["prefill"] or b["decode"]]
+
+
 def pickups(ats: list, starts: list) -> list:
     """Each request's counterpart of vLLM's ``queued_ts``: the first
     iteration that starts at or after its arrival.  vLLM's engine core takes
