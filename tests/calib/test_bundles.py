@@ -48,7 +48,12 @@ def test_a_data_parallel_run_is_refused_with_the_reason():
     assert e.value.diagnostics[0].message == (
         "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 is a data-parallel run (2 engines with expert parallelism) "
         "that step in lockstep, and the replay is one engine")
-    assert "which engine served each request" in e.value.diagnostics[0].help
+    assert e.value.diagnostics[0].help == (
+        "replay a run of one engine (data_parallel_size 1); a data-parallel replay needs vLLM's balancer (the "
+        "least 4 × waiting + running, over counts published every 100 ms: which engine took each request, which "
+        "requests.jsonl does not say), engines that step in lockstep at the larger batch (serQ's engines step "
+        "each on its own clock), and with expert parallelism the all-gather and reduce-scatter between them, "
+        "which the profile does not measure (docs/calibration.md, \"The MoE run\")")
 
 
 def test_the_kv_capacity_a_run_does_not_state_is_derived_and_said_so():
