@@ -624,10 +624,15 @@ def oracle_replay_ir(trace):
 @click.option("--link-latency", type=float, callback=_nonneg, help="the interconnect's latency, µs")
 @click.option("--comment", multiple=True, metavar="TEXT",
               help="a line for the instance file's header, e.g. where a held constant's value comes from")
+@click.option("--run", "run_dir", type=click.Path(file_okay=False),
+              help="fit again at the batches the program makes replaying this measured run's workload at its "
+                   "engine settings (a bundle's bench/examples/<GPU>/<model>/; no measured time is read)")
+@click.option("--workload", type=click.Path(dir_okay=False),
+              help="with --run: the workload the run replayed (default: meta.json's dataset_path)")
 @click.option("--json", "as_json", is_flag=True, help="print the calibration as JSON")
 @_force
 def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers, stage, budget, max_seqs, max_kv,
-              link_bw, link_latency, comment, as_json, force):
+              link_bw, link_latency, comment, run_dir, workload, as_json, force):
     """Fit a program's iteration cost to a kernel profile (a bundle's
     `…/<variant>/tp<N>/` folder) and write an instance file with the
     constants."""
@@ -637,7 +642,8 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
     files.check_file(out, what="--out ", mark=files.CALIBRATE, force=force, inputs=[program, instance])
     res = C.calibrate(profile_dir, program, _sets(sets), hold=hold, free_too=free_too, layers=layers,
                       stages=stage, budget=budget, max_seqs=max_seqs, max_kv=max_kv, link_bw=link_bw,
-                      link_latency=link_latency, instance=instance, comments=comment)
+                      link_latency=link_latency, instance=instance, comments=comment, run=run_dir,
+                      workload=workload)
     files.write_file(out, res.instance_text, what="--out ", mark=files.CALIBRATE, force=force,
                      inputs=[program, instance])
     click.echo(R.dumps(R.calibrate_data(res, out)) if as_json else R.calibrate_text(res, out), nl=False)

@@ -88,3 +88,27 @@ def test_a_request_arriving_during_the_last_decode_of_another_is_kept_for_the_ne
     assert last == {0: 3.0, 1: 6.0}
     assert [(r["time"], r["tokens"]) for r in rep.step_log][4:6] == [(3.0, {}), (3.0, {1: 4.0})]
     assert rep.data()["run"]["ended"] == 2
+
+
+def test_the_multi_turn_program_schedules_asynchronously_when_asked():
+    """examples/multi-turn/vllm.sq has vllm_measured.sq's `async_sched`, off
+    by default: its engine is vLLM's asynchronous scheduler only with it,
+    and a turn that reaches a busy engine then sits out a schedule."""
+    import json
+    import subprocess
+    import sys
+    prog = "examples/multi-turn/vllm.sq"
+
+    def target(*sets):
+        r = subprocess.run([sys.executable, "-m", "serq.cli", "target", prog, "--engine", "vllm", "--json", *sets],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["async_scheduling"]
+
+    assert target() is False and target("--set", "async_sched=1") is True
+    from serq.link import compile_file
+    ttft = {a: simulate(compile_file(prog, horizon=300.0, sets={"async_sched": a})).data()["client"]["ttft"]
+            for a in ("0", "1")}
+    assert abs(ttft["0"]["count"] - ttft["1"]["count"]) <= 2      # the same sessions, to the horizon
+    # one more iteration (about 20 ms at this load) before most turns' first token
+    assert 0.015 < ttft["1"]["mean"] - ttft["0"]["mean"] < 0.03, ttft

@@ -16,10 +16,10 @@ VLLM = "examples/multi-turn/vllm.sq"
 def test_the_inputs_of_the_vllm_program():
     ins = serq.load(VLLM).inputs
     assert list(ins) == ["Lambda", "p_more", "Z", "N_new", "O", "bs", "blocks", "B", "max_seqs", "chunk_cap",
-                         "layers", "gap", "head", "dflat", "dlo", "dfix", "dtok", "kd", "km", "kmn", "kp", "at"]
+                         "async_sched", "layers", "gap", "head", "dflat", "dlo", "dfix", "dtok", "kd", "km", "kmn", "kp", "at"]
     lam = ins["Lambda"]
     assert (lam.default, lam.default_value, lam.value, lam.given, lam.comment, lam.section, lam.line) == (
-        "0.3", 0.3, 0.3, None, "sessions per second", "the workload", 31)
+        "0.3", 0.3, 0.3, None, "sessions per second", "the workload", 39)
     assert ins["kd"].default == "0.00000000279856" and ins["kd"].default_value == 2.79856e-09
     assert ins["max_seqs"].comment == "" and ins["B"].comment == "max_num_batched_tokens"
     assert ins["at"].section.startswith("the GPU's time, seconds") and ins["at"].comment == "… the chunks' attention work"
@@ -32,7 +32,7 @@ def test_the_command_prints_them_with_their_comments():
     r = CliRunner().invoke(main, ["inputs", VLLM, "--set", "Lambda=0.5"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert lines[0] == (f"{VLLM}: 22 inputs (give one a value with --set NAME=VALUE, -- NAME=VALUE or an "
+    assert lines[0] == (f"{VLLM}: 23 inputs (give one a value with --set NAME=VALUE, -- NAME=VALUE or an "
                         "instance file)")
     assert lines[2].split() == ["input", "default", "value", "comment"]
     assert lines[4] == "// the workload"

@@ -31,8 +31,10 @@ def link(program: str, instance: Optional[str], sets: dict, default_instance: bo
 
 def calibrate(profile_dir: str, program: Optional[str] = None, sets: Optional[dict] = None, **kw) -> C.CalibrateResult:
     """serq.calib.command.calibrate's keywords: hold, free_too, layers, stages,
-    budget, max_seqs, max_kv, link_bw, link_latency, instance, comments."""
-    return C.calibrate(profile_dir, program, dict(sets or {}), linker=link, **kw)
+    budget, max_seqs, max_kv, link_bw, link_latency, instance, comments, run
+    (a measured run's bundle: fit at the batches its workload makes),
+    workload."""
+    return C.calibrate(profile_dir, program, dict(sets or {}), linker=link, declares=declares, **kw)
 
 
 def measured(bundle: str, program: Optional[str] = None, instance: Optional[str] = None,

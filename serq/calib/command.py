@@ -50,11 +50,17 @@ class CalibrateResult:
     calibration: F.Calibration
     instance_text: str
     notes: list = field(default_factory=list)
+    on_grid: Optional[list] = None    # with a run: the final constants' residuals on the profile's grid
 
 
 def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), free_too=(), layers=None,
               stages=(), budget=None, max_seqs=None, max_kv=None, link_bw=None, link_latency=None,
-              instance: Optional[str] = None, comments=(), linker=None) -> CalibrateResult:
+              instance: Optional[str] = None, comments=(), linker=None, run: Optional[str] = None,
+              workload: Optional[str] = None, declares=None) -> CalibrateResult:
+    """The program's cost fitted to the profile's grid; with ``run`` (a
+    measured run's bundle), then fitted again at the batches the program
+    makes replaying that run's workload at its engine settings (only its
+    workload and settings are read, never a measured time)."""
     prof = PF.read(profile_dir)
     program = program or default_program()
     model = models.model(prof.model)
@@ -88,6 +94,12 @@ def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), 
         given = {k: v for k, v in given.items() if v is not None}
     cal = F.calibrate(p, g, layers=layers, hold=hold, stages=list(stages) or None, values=given,
                       free_too=free_too)
+    on_grid = None
+    if run is not None:
+        cal = _at_run(prof, model, p, cal, run, program, instance, sets, given, layers=layers, hold=hold,
+                      stages=list(stages) or None, free_too=free_too, workload=workload, linker=linker,
+                      declares=declares, notes=notes)
+        on_grid = F.residuals(p, g, cal.profiled_values(), list(stages) or None)
     named = {c.name for c in cal.constants}
     if prof.tp > 1 and not (set(COMM) & named):
         notes.append(f"the profile is tp{prof.tp}, and the cost has no interconnect term ({', '.join(COMM)}): "
@@ -99,8 +111,75 @@ def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), 
         notes.append(f"the interconnect: ring all-reduces over links of {link_bw:g} GB/s and {link_latency:g} µs: "
                      f"ar_lat {comm['ar_lat'] * 1e6:.1f} µs, ar_tok {comm['ar_tok'] * 1e9:.2f} ns a token, a layer")
     text = instance_text(prof, program, cal, resolved, budget, max_seqs, max_kv,
-                         list(comments) + [n for n in notes if n.startswith("the interconnect")])
-    return CalibrateResult(prof, model, program, cal, text, notes)
+                         list(comments) + [n for n in notes if n.startswith("the interconnect")], on_grid)
+    return CalibrateResult(prof, model, program, cal, text, notes, on_grid)
+
+
+# a replay's batches change a little with the constants that time them: the
+# fit at a run's batches is made twice, the second at the batches the first
+# fit's constants make
+RUN_ROUNDS = 2
+
+
+def _at_run(prof, model, p, cal, bundle, program, instance, sets, given, *, layers, hold, stages, free_too,
+            workload, linker, declares, notes) -> F.Calibration:
+    """The constants fitted again at the iterations of ``bundle``'s workload
+    replayed through the program (serq.calib.replay) with the constants so
+    far, ``RUN_ROUNDS`` times."""
+    st = setup(bundle, program, workload, declares)
+    if st.run.model != prof.model or st.engine.tp != prof.tp:
+        raise SerqError(Diagnostic(E_USE, f"--run {bundle} is {st.run.model} at tp{st.engine.tp}, and the profile "
+                                          f"is {prof.model} at tp{prof.tp}",
+                                   help="fit a profile at the batches of a run of the same model and degree"))
+    if model is None:
+        raise SerqError(Diagnostic(E_USE, f"the model table has no {prof.model}, whose layers and KV the run's "
+                                          "batches need"))
+    first = cal.constants
+    for _ in range(RUN_ROUNDS):
+        fitted = {c.name: repr(c.value) for c in cal.constants if not c.held}
+        q, _ = linker(program, instance, {**st.values, **sets, **fitted})
+        batches = RP.batches(q, st.run, st.engine)
+        g = compose.at_batches(prof, model, layers=layers or 1, batches=batches, label=st.run.label())
+        cal = F.calibrate(q, g, layers=layers, hold=hold, stages=stages,
+                          values={**given, **{c.name: c.value for c in cal.constants if not c.held}},
+                          free_too=free_too)
+    own = {c.name: c.default for c in first}
+    for c in cal.constants:
+        c.default = own.get(c.name, c.default)
+    notes.append(f"fitted at the {len(g)} iterations of {st.run.label()}'s workload replayed through the program "
+                 "at the run's engine settings (its requests and settings only; no measured time is read)")
+    return cal
+
+
+@dataclass
+class Setup:
+    """A measured run ready to replay: its requests, the engine's settings
+    and the program's input values for them, and what was not stated."""
+    run: runs.Run
+    engine: RP.Engine
+    values: dict
+    notes: list
+
+
+def setup(bundle: str, program: str, workload: Optional[str], declares) -> Setup:
+    """``declares(program, name)`` says whether the program has the input
+    ``name`` (without it, async_sched is given whenever the run scheduled
+    asynchronously)."""
+    run = runs.read(bundle, workload)
+    model = RP.model_for(run)
+    eng = RP.engine(run, model)
+    notes = list(eng.notes)
+    values = dict(eng.inputs)
+    if eng.tp > 1:
+        comm = _run_comm(run, model, eng.tp, notes)
+        if comm:
+            values.update({k: repr(v) for k, v in comm.items()})
+    if eng.async_sched:
+        if declares is None or declares(program, "async_sched"):
+            values["async_sched"] = "1"
+        else:
+            notes.append(f"{program} has no input `async_sched`: it schedules synchronously")
+    return Setup(run, eng, values, notes)
 
 
 def _stub(prof: PF.Profile) -> models.Model:
@@ -115,16 +194,26 @@ def fmt(v: float) -> str:
     return f"{v:.6g}"
 
 
-def instance_text(prof, program: str, cal: F.Calibration, resolved, budget, max_seqs, max_kv, comments=()) -> str:
+def instance_text(prof, program: str, cal: F.Calibration, resolved, budget, max_seqs, max_kv, comments=(),
+                  on_grid=None) -> str:
     """The instance file: the program's run settings (from the instance it
     was linked with), its other values, and the calibrated constants."""
     lines = [f"// {os.path.basename(program)} calibrated by `serq calibrate` to the kernel profile",
-             f"//   {prof.hardware}/{prof.model}/tp{prof.tp} ({prof.gpu}, vLLM {prof.vllm_version}),",
-             f"//   its {len(cal.grid)} batches of at most {budget} tokens, {max_seqs} decodes and "
-             f"{fmt(max_kv)} tokens of KV.",
-             "// Relative error of the fitted step time against the profile's (median, P90):"]
+             f"//   {prof.hardware}/{prof.model}/tp{prof.tp} ({prof.gpu}, vLLM {prof.vllm_version}),"]
+    if cal.grid.per_batch:
+        lines += [f"//   composed at the {len(cal.grid)} iterations of {cal.grid.limits['run']}'s workload replayed",
+                  "//   through the program at that run's engine settings (no measured time is read).",
+                  "// Relative error of the fitted step time against the profile's at those iterations (median, P90):"]
+    else:
+        lines += [f"//   its {len(cal.grid)} batches of at most {budget} tokens, {max_seqs} decodes and "
+                  f"{fmt(max_kv)} tokens of KV.",
+                  "// Relative error of the fitted step time against the profile's (median, P90):"]
     for r in cal.residuals:
         lines.append(f"//   {r.regime:<8} {r.n:>6} batches  {100 * r.median:5.1f} %  {100 * r.p90:5.1f} %")
+    if on_grid:
+        lines.append(f"// … and on the profile's grid ({budget} tokens, {max_seqs} decodes, {fmt(max_kv)} tokens of KV):")
+        for r in on_grid:
+            lines.append(f"//   {r.regime:<8} {r.n:>6} batches  {100 * r.median:5.1f} %  {100 * r.p90:5.1f} %")
     held = [c for c in cal.constants if c.held]
     for c in held:
         lines.append(f"// {c.name} is not fitted: {c.held}.")
@@ -173,27 +262,15 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
     """``linker(program, instance, sets)`` links the program; ``declares(program,
     name)`` says whether it has the input ``name`` (without it, async_sched is
     given whenever the run scheduled asynchronously)."""
-    run = runs.read(bundle, workload)
     program = program or default_program()
-    model = RP.model_for(run)
-    eng = RP.engine(run, model)
-    notes = list(eng.notes)
+    st = setup(bundle, program, workload, declares)
+    run, notes = st.run, st.notes
     bad = RP.check_summary(run)
     if bad:
         notes.append("the measured requests do not reproduce the bundle's summary.txt: " + "; ".join(bad[:3]))
-    values = dict(eng.inputs)
-    if eng.tp > 1:
-        comm = _run_comm(run, model, eng.tp, notes)
-        if comm:
-            values.update({k: repr(v) for k, v in comm.items()})
-    if eng.async_sched:
-        if declares is None or declares(program, "async_sched"):
-            values["async_sched"] = "1"
-        else:
-            notes.append(f"{program} has no input `async_sched`: it schedules synchronously")
-    values.update(sets)
+    values = {**st.values, **sets}
     p, resolved = linker(program, instance, values)
-    rp = RP.replay(p, run, eng, arrivals)
+    rp = RP.replay(p, run, st.engine, arrivals)
     return MeasuredResult(run, program, resolved.instance, rp, notes)
 
 

@@ -13,7 +13,9 @@ relative error small:
     minimise  Σ_i w_i² ((cost_i(θ) − T_i) / T_i)²   subject to θ ≥ 0,
 
 with the weights w giving each regime (decode only, prefill only, mixed)
-the same total weight.  A cost linear in its constants is solved exactly
+the same total weight on the profile's grid, and every iteration the same
+weight on the batches of a replay (``Grid.per_batch``: the batches an engine
+makes, each as often as it makes it).  A cost linear in its constants is solved exactly
 (non-negative least squares); any other by projected Levenberg–Marquardt
 from the program's own values.  Each constant's uncertainty is its standard
 error, s²(JᵀJ)⁻¹ with s² the weighted residuals' variance (the form's misfit
@@ -75,6 +77,11 @@ class Calibration:
 
     def values(self) -> dict:
         return {c.name: c.value for c in self.constants}
+
+    def profiled_values(self) -> dict:
+        """The constants as the fit timed the profile's steps: what a kernel
+        profile does not measure (gap, the interconnect), held, is 0."""
+        return {c.name: 0.0 if c.held and c.held == NOT_PROFILED.get(c.name) else c.value for c in self.constants}
 
     def constant(self, name: str) -> Constant:
         return next(c for c in self.constants if c.name == name)
@@ -206,10 +213,10 @@ def calibrate(p: M.Program, g: Grid, *, layers: Optional[int], hold=(), stages=N
     for label, st, e in exprs:
         if st.kind.memory is not None:
             block = p.pools[st.kind.memory].block
-        ctxs.append(batch_quantities(g, block))
+        ctxs.append(g.ctx if g.per_batch else batch_quantities(g, block))
     T = g.seconds
     reg = g.regime()
-    w = regime_weights(reg)
+    w = np.ones(len(g)) if g.per_batch else regime_weights(reg)
     rows_T = np.concatenate([T] * len(exprs))
     rows_w = np.concatenate([w] * len(exprs)) / math.sqrt(len(exprs))
 
@@ -267,18 +274,37 @@ def calibrate(p: M.Program, g: Grid, *, layers: Optional[int], hold=(), stages=N
                                    defaults.get(n)))
     pred = model(theta)
     rel = (pred - rows_T) / rows_T
-    regs = np.concatenate([reg] * len(exprs))
+    res = _by_regime(rel, np.concatenate([reg] * len(exprs)), len(exprs), len(g))
+    return Calibration([label for label, _, _ in exprs], consts, res, method, g, pred,
+                       {rg: float(w[reg == rg][0]) for rg in REGIMES if (reg == rg).any()})
+
+
+def residuals(p: M.Program, g: Grid, values: dict, stages=None) -> list:
+    """The relative error of the costs with these constants at ``g``'s
+    batches, per regime and in all (as a fit reports it)."""
+    rel, regs = [], []
+    block = None
+    for _, st in costs_of(p, stages):
+        if st.kind.memory is not None:
+            block = p.pools[st.kind.memory].block
+        e = strip_cost(st.kind.cost)
+        ctx = g.ctx if g.per_batch else batch_quantities(g, block)
+        rel.append((EV.evaluate(e, ctx, values) - g.seconds) / g.seconds)
+        regs.append(g.regime())
+    return _by_regime(np.concatenate(rel), np.concatenate(regs), len(rel), len(g))
+
+
+def _by_regime(rel: np.ndarray, regs: np.ndarray, costs: int, n: int) -> list:
     res = []
     for rg in REGIMES:
         m = regs == rg
         if m.any():
             a = np.abs(rel[m])
-            res.append(Residual(rg, int(m.sum()) // len(exprs), float(np.median(a)),
+            res.append(Residual(rg, int(m.sum()) // costs, float(np.median(a)),
                                 float(np.percentile(a, 90)), float(np.median(rel[m]))))
     a = np.abs(rel)
-    res.append(Residual("all", len(g), float(np.median(a)), float(np.percentile(a, 90)), float(np.median(rel))))
-    return Calibration([label for label, _, _ in exprs], consts, res, method, g, pred,
-                       {rg: float(w[reg == rg][0]) for rg in REGIMES if (reg == rg).any()})
+    res.append(Residual("all", n, float(np.median(a)), float(np.percentile(a, 90)), float(np.median(rel))))
+    return res
 
 
 def _nums(e: M.Expr):

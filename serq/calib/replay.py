@@ -34,6 +34,12 @@ ENGINE_INPUTS = ("bs", "B", "blocks", "max_seqs", "chunk", "prefix")
 # 128 KiB = 1.24 GB, taken for a run that does not state its KV blocks.
 RESERVE_BYTES = 1.238e9
 E_REPLAY = "E982"
+DP_HELP = ("replay a run of one engine (data_parallel_size 1); a data-parallel replay needs vLLM's balancer "
+           "(the least 4 × waiting + running, over counts published every 100 ms: which engine took each "
+           "request, which requests.jsonl does not say), engines that step in lockstep at the larger batch "
+           "(serQ's engines step each on its own clock), and with expert parallelism the all-gather and "
+           "reduce-scatter between them, which the profile does not measure (docs/calibration.md, "
+           "\"The MoE run\")")
 
 
 @dataclass
@@ -58,10 +64,7 @@ def engine(run: Run, model: Optional[Model]) -> Engine:
         raise SerqError(Diagnostic(E_REPLAY, f"{run.label()} is a data-parallel run ({dp} engines"
                                    f"{' with expert parallelism' if e.get('enable_expert_parallel') else ''}) "
                                    "that step in lockstep, and the replay is one engine",
-                                   help="replay a run of one engine (data_parallel_size 1); a data-parallel "
-                                        "replay needs which engine served each request (requests.jsonl does not "
-                                        "say) and engines that step in lockstep, and with expert parallelism a "
-                                        "profile of its all-to-all exchange (docs/calibration.md)"))
+                                   help=DP_HELP))
     tp = e["tensor_parallel_size"]
     bs = kv.get("block_size")
     if bs is None:
@@ -228,6 +231,17 @@ def replay(p: M.Program, run: Run, eng: Engine, how: str = "workload") -> Replay
     cap = next(x.cap for x in prog.pools if x.name == "kv")
     low = min((s["free"] for s in rep.step_log if s["free"] is not None), default=cap)
     return Replay(run, eng, pred, meas, peer, sum(1 for s in rep.step_log if s["tokens"]), int(kv["preemptions"]), float(cap - low))
+
+
+def batches(p: M.Program, run: Run, eng: Engine) -> list:
+    """What each iteration of the replay computed (serq.sim's batch log),
+    the iterations that computed a token."""
+    from ..ir import validate
+    from ..sim import simulate
+    prog = with_requests(p, run, eng)
+    validate(prog)
+    rep = simulate(prog, batch_log=True, samples=False)
+    return [b for b in rep.batch_log if b["prefill"] or b["decode"]]
 
 
 def pickups(ats: list, starts: list) -> list:

@@ -22,23 +22,37 @@ def calibrate_data(res: CalibrateResult, out_path: str) -> dict:
         "profile": {"path": prof.path, "model": prof.model, "hardware": prof.hardware, "gpu": prof.gpu,
                     "vllm": prof.vllm_version, "tp": prof.tp},
         "program": res.program, "instance": out_path, "method": cal.method, "stages": cal.stages,
-        "grid": {"batches": len(cal.grid), **{k: _num(float(v)) for k, v in cal.grid.limits.items()}},
+        "grid": ({"batches": len(cal.grid), "run": cal.grid.limits["run"]} if cal.grid.per_batch else
+                 {"batches": len(cal.grid), **{k: _num(float(v)) for k, v in cal.grid.limits.items()}}),
         "constants": [{"name": c.name, "value": c.value, "sigma": _num(c.sigma) if c.sigma is not None else None,
                        "held": c.held or None, "program_value": c.default} for c in cal.constants],
         "residuals": {r.regime: {"batches": r.n, "median": r.median, "p90": r.p90, "bias": r.bias}
                       for r in cal.residuals},
+        "grid_residuals": None if res.on_grid is None else {
+            r.regime: {"batches": r.n, "median": r.median, "p90": r.p90, "bias": r.bias} for r in res.on_grid},
         "notes": res.notes,
     }
+
+
+def _residual_lines(rs: list) -> list:
+    out = [f"{'regime':<10}{'batches':>8}{'median':>9}{'P90':>9}{'bias':>9}"]
+    for r in rs:
+        out.append(f"{r.regime:<10}{r.n:>8}{100 * r.median:>8.1f}%{100 * r.p90:>8.1f}%{100 * r.bias:>+8.1f}%")
+    return out
 
 
 def calibrate_text(res: CalibrateResult, out_path: str) -> str:
     cal, prof = res.calibration, res.profile
     lim = cal.grid.limits
+    if cal.grid.per_batch:
+        where = (f"batches   the {len(cal.grid)} iterations of {lim['run']}'s workload replayed through the "
+                 "program at its engine settings")
+    else:
+        where = (f"batches   {len(cal.grid)} of the profile's (≤ {fmt(lim['budget'])} tokens, ≤ "
+                 f"{fmt(lim['max_seqs'])} decodes, KV ≤ {fmt(lim['max_kv'])} tokens)")
     lines = [f"profile   {prof.label()}",
              f"program   {res.program} (engine{'s' if len(cal.stages) > 1 else ''} {', '.join(cal.stages)})",
-             f"batches   {len(cal.grid)} of the profile's (≤ {fmt(lim['budget'])} tokens, ≤ {fmt(lim['max_seqs'])} "
-             f"decodes, KV ≤ {fmt(lim['max_kv'])} tokens)",
-             f"method    {cal.method}", "",
+             where, f"method    {cal.method}", "",
              f"{'constant':<10}{'value':>14}{'± (1 s.e.)':>14}   program's"]
     for c in cal.constants:
         if c.held:
@@ -49,10 +63,11 @@ def calibrate_text(res: CalibrateResult, out_path: str) -> str:
             rel = f" ({100 * c.sigma / c.value:.1f} %)" if c.sigma and c.value and math.isfinite(c.sigma) else ""
             lines.append(f"{c.name:<10}{fmt(c.value):>14}{sig:>14}   {fmt(c.default) if c.default is not None else ''}"
                          f"{rel and '  ' + rel.strip()}")
-    lines += ["", "relative error of the step time against the profile's",
-              f"{'regime':<10}{'batches':>8}{'median':>9}{'P90':>9}{'bias':>9}"]
-    for r in cal.residuals:
-        lines.append(f"{r.regime:<10}{r.n:>8}{100 * r.median:>8.1f}%{100 * r.p90:>8.1f}%{100 * r.bias:>+8.1f}%")
+    lines += ["", "relative error of the step time against the profile's" + (" at those iterations"
+                                                                             if cal.grid.per_batch else "")]
+    lines += _residual_lines(cal.residuals)
+    if res.on_grid is not None:
+        lines += ["", "… and at the profile's own batches (the grid)"] + _residual_lines(res.on_grid)
     for n in res.notes:
         lines.append(f"note: {n}")
     lines.append(f"wrote {out_path}")

@@ -325,6 +325,11 @@ class Deployment:
                         self.queue_pools.append(first)
                     F = self._go(F, q, loc)
                 F = self.walk_block(s.body, F)
+            elif t is M.SBranch and type(s.guard) is M.ENum:
+                # a guard the linker folded to a number: only its side runs
+                side = s.then if s.guard.value != 0 else s.other
+                if side is not None:
+                    F = self.walk_block(side, F)
             elif t is M.SBranch:
                 g = self.nm.expr(s.guard)
                 ng = self.nm.negate(s.guard)

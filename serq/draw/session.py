@@ -185,6 +185,10 @@ class Session:
                 self.connect(preds, nid, loc)
                 return [(nid, None, "flow")]
             return self.walk(s.body, preds, c, srv)
+        if t is M.SBranch and type(s.guard) is M.ENum:
+            # a guard the linker folded to a number: only its side runs
+            side = s.then if s.guard.value != 0 else s.other
+            return preds if side is None else self.walk(side, preds, here, srv)
         if t is M.SBranch:
             g = nm.expr(s.guard)
             d = self.node("diamond", [(g + " ?", "n")], loc, f"branch ({g})",

@@ -29,7 +29,7 @@ __all__ = ["simulate", "Report", "RunError", "RunStopped"]
 def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
              step_log: bool = False, client_log: bool = False, samples: bool = True,
              max_events: Optional[int] = None, max_seconds: Optional[float] = None, interrupt=None,
-             strokes: bool = True, origin: Optional[dict] = None) -> Report:
+             strokes: bool = True, origin: Optional[dict] = None, batch_log: bool = False) -> Report:
     """Run ``program`` (its horizon, warm-up, seed and arrivals are the IR's
     execution settings) and return its report.
 
@@ -59,6 +59,13 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     ``strokes``: advance an engine's identical decode iterations in one go
     (serq.sim.stroke); False runs every iteration step by step, to the same
     bytes.
+    ``batch_log``: keep what every engine iteration computed, in
+    ``Report.batch_log``: ``{stage, time, prefill: [(tokens, KV before them),
+    …], decode: [KV before the decode, …], ctx: {…}}`` with ``ctx`` the batch
+    quantities its `execute` read (``tokens``, ``prefilled``, ``decoding``,
+    ``kv_decode``, ``kv_prefill``, ``attention``, ``residents``), for the
+    calibration at a run's own batches (serq.calib); a KV position is None
+    where the engine has no memory pool.
     ``origin``: what the report says made the run beside the IR's settings
     (``program``: its path as given, ``instance``: the instance file read,
     ``inputs``: name -> the value's text as given); by default the IR's first
@@ -66,13 +73,14 @@ def simulate(program: _M.Program, *, progress: bool = False, check_hook=None,
     from .machine import Sim
     sim = Sim(program, progress=progress, check_hook=check_hook, step_log=step_log,
               client_log=client_log, samples=samples, max_events=max_events,
-              max_seconds=max_seconds, interrupt=interrupt, strokes=strokes)
+              max_seconds=max_seconds, interrupt=interrupt, strokes=strokes, batch_log=batch_log)
     sim.run()
     if sim.inside:
         raise RunStopped(sim.stopped[0], sim.stopped[1], None, sim.now, program.horizon)
     report = Report(sim, origin)
     report.step_log = sim.step_log
     report.client_log = sim.client_log
+    report.batch_log = sim.batch_log
     if sim.stopped is not None:
         raise RunStopped(sim.stopped[0], sim.stopped[1], report, sim.end_time, program.horizon)
     return report

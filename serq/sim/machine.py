@@ -71,13 +71,15 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
     def __init__(self, program: M.Program, progress: bool = False, check_hook=None,
                  step_log: bool = False, client_log: bool = False, samples: bool = True,
                  max_events: Optional[int] = None, max_seconds: Optional[float] = None, interrupt=None,
-                 strokes: bool = True):
+                 strokes: bool = True, batch_log: bool = False):
         self.program = program
         # an engine's identical decode iterations in one go (serq.sim.stroke),
         # where nothing reads iterations one by one
-        self.strokes = strokes and not step_log and check_hook is None and not program.gauges
+        self.strokes = strokes and not step_log and not batch_log and check_hook is None and not program.gauges
         # opt-in: one record per engine iteration (serq oracle diff)
         self.step_log = [] if step_log else None
+        # opt-in: what each engine iteration computed (serq calibrate --run)
+        self.batch_log = [] if batch_log else None
         # opt-in: (session, first token, answer) of every answered turn (serq oracle --program)
         self.client_log = [] if client_log else None
         self.first_pre = {}     # with client_log: session -> the end of its turn's first prefill

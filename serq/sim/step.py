@@ -416,6 +416,8 @@ class StepStage(Stage):
                 "tokens": {j.thread.sess.sid: j.plan_n for j in batch},
                 "admitted": plan.admitted_sids, "preempted": sim.preempt_log[log_pre0:],
                 "free": None if self.memory is None else self.memory.cap - self.memory.used})
+        if sim.batch_log is not None:
+            self.log_batch(batch)
         now = sim.now
         self.tick(now)
         self.iterating = True
@@ -429,6 +431,25 @@ class StepStage(Stage):
         self.awaiting = awaiting
         sim.schedule(now + cost, self._end, batch)
         return True
+
+    def log_batch(self, batch) -> None:
+        """One record of ``Sim.batch_log``: what this iteration computes
+        (each prefill chunk's tokens and the KV before them, each decode's
+        KV) and the quantities its `execute` read, as they stand in ctx."""
+        ctx = self.sim.ctx
+        pre, dec = [], []
+        for j in batch:
+            pa = j.pa
+            pos = pa.pos if pa is not None and not pa.released else None
+            if j.mode == MODE_DECODE:
+                dec.append(pos)
+            else:
+                pre.append((j.plan_n, pos))
+        self.sim.batch_log.append({
+            "stage": self.label, "time": self.sim.now, "prefill": pre, "decode": dec,
+            "ctx": {"tokens": ctx[C_NTOK], "prefilled": ctx[C_NPRE], "decoding": ctx[C_NDEC],
+                    "kv_decode": ctx[C_KVB], "kv_prefill": ctx[C_KVP], "attention": ctx[C_ATTN],
+                    "residents": ctx[C_NRES]}})
 
     # -- the procedures ------------------------------------------------------
     def _serve(self, plan, only, keys) -> None:

@@ -48,7 +48,12 @@ def test_a_data_parallel_run_is_refused_with_the_reason():
     assert e.value.diagnostics[0].message == (
         "RTXPRO6000/Qwen3-30B-A3B-Instruct-2507 is a data-parallel run (2 engines with expert parallelism) "
         "that step in lockstep, and the replay is one engine")
-    assert "which engine served each request" in e.value.diagnostics[0].help
+    assert e.value.diagnostics[0].help == (
+        "replay a run of one engine (data_parallel_size 1); a data-parallel replay needs vLLM's balancer (the "
+        "least 4 × waiting + running, over counts published every 100 ms: which engine took each request, which "
+        "requests.jsonl does not say), engines that step in lockstep at the larger batch (serQ's engines step "
+        "each on its own clock), and with expert parallelism the all-gather and reduce-scatter between them, "
+        "which the profile does not measure (docs/calibration.md, \"The MoE run\")")
 
 
 def test_the_kv_capacity_a_run_does_not_state_is_derived_and_said_so():
@@ -61,11 +66,11 @@ def test_the_kv_capacity_a_run_does_not_state_is_derived_and_said_so():
 
 
 def test_the_committed_instances_are_what_calibrate_writes(tmp_path):
-    # tools/calib/instances.sh's first line, into a scratch file
+    # tools/calib/instances.sh's first line: fitted at its run's batches
     prof = os.path.join(DATA, "profiler", "perf", "RTXPRO6000", "meta-llama", "Llama-3.1-8B", "bf16", "tp1")
     res = C.calibrate(prof, None, {"gap": "0.0017"}, max_kv=5832, max_seqs=128,
                       comments=["gap: 1.7 ms, the one constant tuned on a measured run (RTXPRO6000/Llama-3.1-8B's, "
-                                "docs/calibration.md)."])
+                                "docs/calibration.md)."], run=bundle("RTXPRO6000/Llama-3.1-8B"))
     with open("examples/replay/instances/rtxpro6000_llama8b.sq", encoding="utf-8") as f:
         assert res.instance_text == f.read()
     # and the program's own defaults are that calibration
@@ -99,11 +104,13 @@ def test_the_json_is_the_issues_shape_in_seconds(replays):
     assert d["diff_pct"]["peer"]["ttft"]["median"] == pytest.approx(-8.6, abs=0.05)
 
 
-# docs/calibration.md's table: the largest row of each run's summary table
-# (the RTX PRO 6000 Llama run's is TTFT P99, +3.6 %; the others' within the
-# 3 % target), the per-request median error within 2.5 % (latency) and
-# 4.3 % (TTFT)
-WORST = {"RTXPRO6000/Llama-3.1-8B": 3.65, "RTX4090/Llama-3.1-8B": 3.0, "RTXPRO6000/Qwen3-32B": 3.0}
+# docs/calibration.md's table: the largest row of each run's summary table in
+# %, and the per-request median |error| of latency and TTFT (fractions): the
+# RTX PRO 6000 runs within the 3 % target (TPOT P99 +1.8 %, TTFT median
+# +2.7 %), the RTX 4090's not (+7.4 %: its host adds no time between
+# iterations, the RTX PRO 6000's 1.7 ms, the constant tuned there)
+BOUNDS = {"RTXPRO6000/Llama-3.1-8B": (1.85, 0.013, 0.025), "RTXPRO6000/Qwen3-32B": (2.75, 0.014, 0.025),
+          "RTX4090/Llama-3.1-8B": (7.45, 0.069, 0.074)}
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
@@ -111,8 +118,19 @@ def test_the_replays_are_within_what_calibration_md_says(replays, name):
     d = replays[name]
     worst = max(abs(v) for m in d["diff_pct"]["serq"].values() for v in m.values())
     err = d["errors"]["serq"]
-    assert worst <= WORST[name], worst
-    assert err["latency"]["median"] <= 0.025 and err["ttft"]["median"] <= 0.043, err
+    top, latency, ttft = BOUNDS[name]
+    assert worst <= top, worst
+    assert err["latency"]["median"] <= latency and err["ttft"]["median"] <= ttft, err
+
+
+def test_a_profile_is_fitted_only_at_the_batches_of_a_run_of_its_own_model_and_degree():
+    prof = os.path.join(DATA, "profiler", "perf", "RTX4090", "meta-llama", "Llama-3.1-8B", "bf16", "tp1")
+    with pytest.raises(SerqError) as e:
+        C.calibrate(prof, None, {}, run=bundle("RTXPRO6000/Qwen3-32B"))
+    d = e.value.diagnostics[0]
+    assert d.message == (f"--run {bundle('RTXPRO6000/Qwen3-32B')} is Qwen/Qwen3-32B at tp2, and the profile is "
+                         "meta-llama/Llama-3.1-8B at tp1")
+    assert d.help == "fit a profile at the batches of a run of the same model and degree"
 
 
 def test_a_run_not_stating_asynchronous_scheduling_replays_with_vllms_default_on():
@@ -127,7 +145,7 @@ def test_a_run_not_stating_asynchronous_scheduling_replays_with_vllms_default_on
 def test_asynchronous_scheduling_gives_the_requests_served_at_once_their_measured_ttft():
     # RTXPRO6000/Llama-3.1-8B: 128 requests are served at once (measured TTFT
     # 97.5 ms, median); the synchronous program starts each an iteration
-    # early (27 ms short, median), the asynchronous one within 6 ms
+    # early (28 ms short, median), the asynchronous one within 4 ms
     inst = "examples/replay/instances/rtxpro6000_llama8b.sq"
     out = {}
     for a in ("0", "1"):
@@ -136,7 +154,7 @@ def test_asynchronous_scheduling_gives_the_requests_served_at_once_their_measure
         assert len(now) == 128
         err = sorted(rp.predicted[i]["ttft"] - rp.measured[i]["ttft"] for i in now)
         out[a] = (err[63] + err[64]) / 2
-    assert -0.030 < out["0"] < -0.025 and -0.006 < out["1"] < 0
+    assert -0.030 < out["0"] < -0.025 and -0.004 < out["1"] < 0
 
 
 def test_a_program_without_async_sched_replays_an_asynchronous_run_synchronously_and_says_so(tmp_path):

@@ -492,10 +492,10 @@ def test_a_stage_past_the_table_is_refused():
     d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
     _first(d, "Run")["Run"]["stage"]["base"] = 99
     assert _err(lambda: _read(d)) == (
-        "examples/multi-turn/vllm.sq:92:7: error[E910]: stage reference 99+1 out of range\n"
+        "examples/multi-turn/vllm.sq:97:35: error[E910]: stage reference 99+1 out of range\n"
         "   |\n"
-        "92 |       prefill (known - c) growing kv;\n"
-        "   |       ^")
+        "97 |       branch (async_sched == 1) { await; }\n"
+        "   |                                   ^")
 
 
 def test_a_pool_admitted_by_a_stage_that_is_no_engine_is_refused():
@@ -504,10 +504,10 @@ def test_a_pool_admitted_by_a_stage_that_is_no_engine_is_refused():
     d["stages"].append({"index": None, "kind": {"Fifo": 1}, "loc": None, "name": "extra"})
     next(p for p in d["pools"] if p["admit_via"] is not None)["admit_via"] = len(d["stages"]) - 1
     assert _err(lambda: _read(d)) == (
-        "examples/multi-turn/vllm.sq:98:3: error[E910]: pool `reqs`: admit_via must name a step stage\n"
-        "   |\n"
-        "98 |   pool reqs on vllm { queue fifo; }\n"
-        "   |   ^")
+        "examples/multi-turn/vllm.sq:114:3: error[E910]: pool `reqs`: admit_via must name a step stage\n"
+        "    |\n"
+        "114 |   pool reqs on vllm { queue fifo; }\n"
+        "    |   ^")
 
 
 def test_a_value_of_another_type_where_a_number_stands_is_the_codecs():

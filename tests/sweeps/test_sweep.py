@@ -106,7 +106,7 @@ def test_a_point_the_program_refuses_stops_the_sweep_before_any_run(tmp_path):
     out = tmp_path / "t.csv"
     with pytest.raises(serq.SerqError) as e:
         serq.sweep(VLLM, {"Lambda": [0.3, -1]}, horizon=40, jobs=1, out=str(out))
-    assert e.value.render().startswith("examples/multi-turn/vllm.sq:101:20: error[E404]: a poisson rate is "
+    assert e.value.render().startswith("examples/multi-turn/vllm.sq:117:20: error[E404]: a poisson rate is "
                                        "positive and finite, not -1")
     assert not out.exists()
 
