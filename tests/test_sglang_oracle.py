@@ -143,7 +143,11 @@ SG_HELP = ('  = help: an SGLang scenario is {"max_running", "kv_tokens", "chunk"
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "conservativeness": 0},
      "$.conservativeness is 0: a number in (0, 100]\n" + SG_HELP),
     ({"max_running": 2, "kv_tokens": 21, "budget": 8},
-     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 21: SGLang refuses a prompt over kv_tokens - 6 "
+     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 21: SGLang refuses a prompt of kv_tokens - 6 or more "
+     "and cuts a request's outputs to kv_tokens - 2 in all\n" + SG_HELP),
+    # a prompt of max_req_input_len (kv_tokens - 6) is refused too (managers/utils.py:272-290)
+    ({"max_running": 2, "kv_tokens": 22, "budget": 8},
+     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 22: SGLang refuses a prompt of kv_tokens - 6 or more "
      "and cuts a request's outputs to kv_tokens - 2 in all\n" + SG_HELP),
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "overlap": 1}, "$.overlap is 1: true or false\n" + SG_HELP),
     ({"max_running": "2", "kv_tokens": 50, "budget": 8},
@@ -294,5 +298,5 @@ def test_a_bad_scenario_file_is_refused_by_the_harness_without_a_traceback(tmp_p
                          text=True, timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (f"error: {bad}: scenario: requests[0]: prompt 9 + out 4 does not fit kv_tokens 10 "
-                          "(SGLang refuses a prompt over kv_tokens - 6 and cuts a request's outputs to "
+                          "(SGLang refuses a prompt of kv_tokens - 6 or more and cuts a request's outputs to "
                           "kv_tokens - 2 in all)\n")
