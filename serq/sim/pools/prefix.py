@@ -415,9 +415,10 @@ class SharedPool(Pool):
         elif e != math.inf:
             stage.found_later.append((stage.plan.it + e, pa, tokens))
 
-    def give_back(self, pa, keep, now: float) -> None:
+    def give_back(self, pa, keep, now: float, preempt: bool = False) -> None:
         """Release a hold's blocks, last first: the first ``keep`` units'
-        stay named and join the free queue's tail; the others are free."""
+        stay named and join the free queue's tail; the others are free
+        (``preempt``: the hold was preempted, which changes nothing here)."""
         bs = self.bs
         k = 0 if keep is None else int(keep // bs)
         if k > pa.nnamed:
