@@ -16,36 +16,12 @@ from serq.ir import model as M
 from serq.ir.validate import validate
 from serq.sim import simulate
 
-from .helpers import link
+from .helpers import CACHING, EXPLICIT, link, sessions
 
 # An engine that admits every waiting request while it has budget, a prefill
 # found only at the release (`cache at (inf)`: the whole request is one node)
-PLAIN = """
-  device gpu {{ kv cap {cap}; }}
-  engine e on gpu {{
-    reqs cap 4;
-    tokens cap 64;
-    schedule {{ advance running; admit waiting taking reqs (1), kv (prompt)
-                 reserve (prompt + o) reuse (min(cachedin(kv), prompt - 1)); }}
-    execute (1);
-    request (prompt, output) {{
-      set c = cached;
-      observe cached_tokens = c;
-      prefill (prompt - c) growing kv;
-      decode (output - 1) growing kv;
-      cache (prompt + output - 1);
-    }}
-  }}
-  pool kv on gpu {{ block 1; evict lru; {cache} cache at (inf); }}
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(1);
-    init {{ set prompt = 20; set o = 3; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
-"""
+PLAIN = CACHING + """  pool kv on gpu {{ block 1; evict lru; {cache} cache at (inf); }}
+""" + EXPLICIT
 
 # An engine whose requests are preempted when a decode does not fit: the
 # victim has the fewest outputs, then the longest prompt, and keeps its
@@ -69,26 +45,14 @@ PREEMPTING = """
   }}
   pool kv on gpu {{ block 1; evict lru; {cache} cache at (decoding ? inf : 1);
                    preempt by (1 - decoding, position - prompt, -prompt) requeue tail{free}; }}
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(1);
-    init {{ set prompt = 20; set o = 3; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
-"""
+""" + EXPLICIT
 
 
 def run(body: str, reqs, **fmt):
     """Each request's `cached_tokens` at its admissions, and the report."""
-    p = link(body.format(**fmt), horizon=200.0)
-    slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
-    sessions = tuple(M.SessionSpec(attrs=((slot["prompt"], float(pr)), (slot["o"], float(o)),
-                                          (slot["arrive"], float(a))),
-                                   content=((float(cid), float(n)),) if cid is not None else ())
-                     for pr, o, a, cid, n in reqs)
-    rep = simulate(dataclasses.replace(p, arrival=M.ASessions(sessions)), step_log=True)
+    p = sessions(link(body.format(**fmt), horizon=200.0),
+                 [(pr, o, a, ((cid, n),) if cid is not None else ()) for pr, o, a, cid, n in reqs])
+    rep = simulate(p, step_log=True)
     cached: dict = {}
     for _, s, _, v in rep.samples("cached_tokens"):
         cached.setdefault(s, []).append(v)

@@ -16,12 +16,14 @@ which order:
   that takes a hit ending inside a node splits it there (``match_prefix``'s
   ``_split_node``, ``:905-983``); a block found late whose name the tree has
   is the tree's (``_adopt``: a prefix is kept once);
-* a node is used when an admission takes a hit through it and when a hold's
-  blocks are cached through it (the match's and the insert's walks stamp
-  every node of the path, the deepest last: ``_match_post_processor``
-  ``:1012-1034``, ``_touch_node`` ``:1096-1102``); a split's two halves are
-  stamped as new; a preempted hold's release uses nothing (SGLang's
-  retraction frees without inserting, ``managers/schedule_batch.py:2388``);
+* a node is used when an admission tried (admitted or not: SGLang matches
+  every request its adder tries before the checks, managers/scheduler.py:4260)
+  takes a hit through it and when a hold's blocks are cached through it (the
+  match's and the insert's walks stamp every node of the path, the deepest
+  last: ``_match_post_processor`` ``:1012-1034``, ``_touch_node``
+  ``:1096-1102``); a split's two halves are stamped as new; a preempted
+  hold's release uses nothing (SGLang's retraction frees without inserting,
+  ``managers/schedule_batch.py:2388``);
 * eviction takes whole leaves (nodes no other node continues) that no hold
   uses, the least recently used first, until the room asked for is free, so
   it may free more than asked; a parent left without children is a leaf
@@ -30,6 +32,12 @@ which order:
 * a release caches (inserts) the blocks up to its ``cache`` clause; named
   blocks beyond it leave the tree from the tail of a leaf while no hold uses
   them.
+* on the memory of an engine, evictions wait while it forms an iteration
+  (``deferring``, ``settle``): a batch allocates once it is formed, after
+  every match its scheduling made (``mem_cache/allocation.py:152-160``);
+  and a growth that does not fit evicts every block no hold uses before it
+  preempts (serq.sim.pools.growth; SGLang's decode check,
+  ``managers/schedule_batch.py:3432-3449``).
 
 Only a hold's chain prefix is ever in use, so a node is in use when its
 first block is.
@@ -166,14 +174,11 @@ class TreePool(SharedPool):
         """The hold's blocks up to ``tokens`` are cached in the tree: the
         leading ones the tree has already are its (``_adopt``), the others
         one new node; with ``use``, the path is used."""
-        if pa.hold.st.f_cache is None:
+        todo = self.to_name(pa, tokens)
+        if todo is None:
             return
+        j, n, names = todo
         blocks = pa.blocks
-        n = min(int(tokens // self.bs), len(blocks))
-        j = pa.nnamed
-        if n <= j:
-            return
-        names = chain(pa.thread.sess, self.bs, n)
         index = self.index
         while j < n and names[j] in index:
             self._adopt(pa, j, blocks[j], names[j])
