@@ -31,3 +31,53 @@ def stmts(p, block=None):
     """The statements of a block (default: the session's), as class names."""
     b = p.blocks[p.session if block is None else block]
     return [type(s).__name__ for s in b.stmts]
+
+
+# An engine that admits every waiting request while it has budget, each
+# taking its cached prefix (`cached_tokens`: its hit) and caching its prompt
+# and outputs at the end: the content-addressed pools' tests (`{cap}`: its KV)
+CACHING = """
+  device gpu {{ kv cap {cap}; }}
+  engine e on gpu {{
+    reqs cap 4;
+    tokens cap 64;
+    schedule {{ advance running; admit waiting taking reqs (1), kv (prompt)
+                 reserve (prompt + o) reuse (cachedin(kv)); }}
+    execute (1);
+    request (prompt, output) {{
+      set c = cached;
+      observe cached_tokens = c;
+      prefill (prompt - c) growing kv;
+      decode (output - 1) growing kv;
+      cache (prompt + output - 1);
+    }}
+  }}
+"""
+
+# The workload of the engine tests worked by hand on the step clock: requests
+# of `prompt` tokens and `o` outputs, each handed to engine `e` after waiting
+# `arrive` (a `gate` delay), its answer observed as `done`; `sessions` makes
+# them explicit.  Doubled braces: the tests `.format` their programs.
+EXPLICIT = """
+  pool reqs on e {{ queue fifo; }}
+  stage gate : delay;
+  workload {{
+    arrive batch(1);
+    init {{ set prompt = 20; set o = 3; set arrive = 0; }}
+    session {{ run gate (cost(gate, arrive)); turn; }}
+  }}
+  server {{ e (prompt, o); observe done = now; }}
+"""
+
+
+def sessions(p, reqs):
+    """Program `p` (with EXPLICIT's workload) serving `reqs`, each (prompt,
+    outputs, arrival, content): content a tuple of (id, tokens) segments."""
+    import dataclasses
+
+    from serq.ir import model as M
+    slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
+    specs = tuple(M.SessionSpec(attrs=((slot["prompt"], float(pr)), (slot["o"], float(o)), (slot["arrive"], float(a))),
+                                content=tuple((float(i), float(n)) for i, n in content))
+                  for pr, o, a, content in reqs)
+    return dataclasses.replace(p, arrival=M.ASessions(specs))

@@ -12,46 +12,18 @@ import dataclasses
 import pytest
 
 from serq.diag import SerqError
-from serq.ir import model as M
 from serq.oracle.scenario import with_shared_kv
 from serq.sim import simulate
 
-from .helpers import link
+from .helpers import CACHING, EXPLICIT, link, sessions
 
-BODY = """
-  device gpu {{ kv cap {cap}; }}
-  engine e on gpu {{
-    reqs cap 4;
-    tokens cap 64;
-    schedule {{ advance running; admit waiting taking reqs (1), kv (prompt)
-                 reserve (prompt + o) reuse (cachedin(kv)); }}
-    execute (1);
-    request (prompt, output) {{
-      set c = cached;
-      observe cached_tokens = c;
-      prefill (prompt - c) growing kv;
-      decode (output - 1) growing kv;
-      cache (prompt + output - 1);
-    }}
-  }}
-  pool kv on gpu {{ block 1; evict lru; {at} }}
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(1);
-    init {{ set prompt = 20; set o = 3; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
-"""
+BODY = CACHING + """  pool kv on gpu {{ block 1; evict lru; {at} }}
+""" + EXPLICIT
 
 
 def run(at: str, arrivals, cap: int = 200, o: int = 3):
-    p = link(BODY.format(at=at, cap=cap), horizon=100.0)
-    slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
-    sessions = tuple(M.SessionSpec(attrs=((slot["prompt"], 20.0), (slot["o"], float(o)), (slot["arrive"], float(a))),
-                                   content=((0.0, 16.0),)) for a in arrivals)
-    p = dataclasses.replace(p, arrival=M.ASessions(sessions), pools=with_shared_kv(p.pools))
+    p = sessions(link(BODY.format(at=at, cap=cap), horizon=100.0), [(20, o, a, ((0, 16),)) for a in arrivals])
+    p = dataclasses.replace(p, pools=with_shared_kv(p.pools))
     rep = simulate(p, step_log=True)
     cached = {s: v for _, s, _, v in rep.samples("cached_tokens")}
     return [cached[i] for i in range(len(arrivals))], rep

@@ -146,7 +146,7 @@ def test_reserve_held_reading_budget_left_does_not_link():
 
 
 BLOCKED = """
-  device gpu {{ kv cap 12; }}
+  device gpu {{ kv cap {cap}; }}
   engine e on gpu {{
     reqs cap 4;
     tokens cap 64;
@@ -179,16 +179,20 @@ def test_waiting_blocked_says_the_kv_refused_the_head():
     is refused by the KV at 0 (waiting.blocked 1): an engine that stops
     admitting for good once blocked never admits r2 (the run ends with it
     waiting), one that does not stop admits it at 2, when r0 and r1 have
-    ended; refused by `reqs` (its units above the cap until 2), r2 does not
-    block, and is admitted at 2."""
-    p = link(BLOCKED.format(reqs="1", stop="waiting.blocked > 0 ? 1 : stop"), horizon=20.0)
+    ended.  A head another pool refuses is tried on the KV too: refused by
+    `reqs` (its units above the cap until 2) where the KV has room (18) r2
+    does not block and is admitted at 2; where the KV has none (12) it
+    blocks as before."""
+    p = link(BLOCKED.format(cap=12, reqs="1", stop="waiting.blocked > 0 ? 1 : stop"), horizon=20.0)
     got, rep = done(p)
     assert got == {0: 2.0, 1: 2.0}
-    p = link(BLOCKED.format(reqs="1", stop="0"), horizon=20.0)
+    p = link(BLOCKED.format(cap=12, reqs="1", stop="0"), horizon=20.0)
     got, rep = done(p)
     assert got == {0: 2.0, 1: 2.0, 2: 4.0}
-    # refused by `reqs` (its units above the cap), not by the KV: not blocked
-    p = link(BLOCKED.format(reqs="serial == 2 && now < 2 ? 5 : 1", stop="waiting.blocked > 0 ? 1 : stop"),
-             horizon=20.0)
+    by_reqs = "serial == 2 && now < 2 ? 5 : 1"
+    p = link(BLOCKED.format(cap=18, reqs=by_reqs, stop="waiting.blocked > 0 ? 1 : stop"), horizon=20.0)
     got, rep = done(p)
     assert got == {0: 2.0, 1: 2.0, 2: 4.0}
+    p = link(BLOCKED.format(cap=12, reqs=by_reqs, stop="waiting.blocked > 0 ? 1 : stop"), horizon=20.0)
+    got, rep = done(p)
+    assert got == {0: 2.0, 1: 2.0}

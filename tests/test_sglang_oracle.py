@@ -52,7 +52,7 @@ def _rel(path):
 
 @pytest.mark.parametrize("path", NAMED + RANDOM, ids=_rel)
 def test_each_committed_scenario_agrees_with_sglang_or_is_named_with_its_reason(path):
-    """The bounded DRT of CI: 11 named and 300 random scenarios, serQ's answer
+    """The bounded DRT of CI: 13 named and 300 random scenarios, serQ's answer
     against SGLang's committed output on every field; a scenario that parts
     is listed in disagree.json with one of its reasons, and one listed there
     must still part (a fix takes it off the list)."""
@@ -68,7 +68,7 @@ def test_each_committed_scenario_agrees_with_sglang_or_is_named_with_its_reason(
 def test_the_disagreements_are_few_and_every_one_is_a_committed_scenario():
     listed = set(DISAGREE["scenarios"])
     assert listed <= {_rel(p) for p in NAMED + RANDOM}
-    assert len(listed) <= 16 and len(NAMED) + len(RANDOM) == 311
+    assert len(listed) <= 16 and len(NAMED) + len(RANDOM) == 313
     # every named scenario agrees
     assert [k for k in listed if k.startswith("scenarios/")] == []
 
@@ -111,6 +111,17 @@ def test_the_named_scenarios_show_what_they_are_named_for_in_sglangs_own_logs():
     # the overlap loop: the same tokens, one more iteration to process the last result
     assert _committed(f"{HERE}/scenarios/overlap.json")["steps"] == \
         _committed(f"{HERE}/scenarios/chunked.json")["steps"] + 1
+    # tree_leaf: r1's decodes evict r0's prompt node whole (its 20 shared tokens
+    # with its 10 own), so r2 finds nothing of the shared prompt
+    assert _rows("tree_leaf")[2]["cached"] == 0
+    assert [s["prefill"] for s in _log("tree_leaf")["log"] if s["prefill"]][-1] == {"2": 25}
+    # retract_free: r0 (the longest prompt) is retracted with 2 requests kept; the
+    # tree is evicted until 40 tokens are free, r0's 30 prompt tokens with it: it
+    # prefills them again with its 31 outputs
+    retracted = [s["step"] for s in _log("retract_free")["log"] if s["retracted"] == [0]]
+    assert retracted == [32] and _rows("retract_free")[0]["retractions"] == 1
+    assert [s["prefill"] for s in _log("retract_free")["log"] if "0" in s["prefill"]] == [{"0": 30, "1": 5},
+                                                                                          {"0": 61}]
 
 
 def test_the_random_suite_covers_what_the_issue_asks():
@@ -143,7 +154,11 @@ SG_HELP = ('  = help: an SGLang scenario is {"max_running", "kv_tokens", "chunk"
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "conservativeness": 0},
      "$.conservativeness is 0: a number in (0, 100]\n" + SG_HELP),
     ({"max_running": 2, "kv_tokens": 21, "budget": 8},
-     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 21: SGLang refuses a prompt over kv_tokens - 6 "
+     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 21: SGLang refuses a prompt of kv_tokens - 6 or more "
+     "and cuts a request's outputs to kv_tokens - 2 in all\n" + SG_HELP),
+    # a prompt of max_req_input_len (kv_tokens - 6) is refused too (managers/utils.py:272-290)
+    ({"max_running": 2, "kv_tokens": 22, "budget": 8},
+     "$.requests[0] (prompt 16 + out 4) does not fit $.kv_tokens 22: SGLang refuses a prompt of kv_tokens - 6 or more "
      "and cuts a request's outputs to kv_tokens - 2 in all\n" + SG_HELP),
     ({"max_running": 2, "kv_tokens": 50, "budget": 8, "overlap": 1}, "$.overlap is 1: true or false\n" + SG_HELP),
     ({"max_running": "2", "kv_tokens": 50, "budget": 8},
@@ -294,5 +309,5 @@ def test_a_bad_scenario_file_is_refused_by_the_harness_without_a_traceback(tmp_p
                          text=True, timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (f"error: {bad}: scenario: requests[0]: prompt 9 + out 4 does not fit kv_tokens 10 "
-                          "(SGLang refuses a prompt over kv_tokens - 6 and cuts a request's outputs to "
+                          "(SGLang refuses a prompt of kv_tokens - 6 or more and cuts a request's outputs to "
                           "kv_tokens - 2 in all)\n")

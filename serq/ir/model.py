@@ -365,6 +365,9 @@ class PreemptNone:
 class PreemptBy:
     keys: tuple[Expr, ...]
     tail: bool = False
+    # `then free (e);`: after each preemption the pool evicts cached units
+    # until e are free, e read as the victim has left (None: no eviction)
+    free: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -402,6 +405,10 @@ class Pool:
     # hold's blocks (0), from which a lookup of a content-addressed pool finds
     # them, e read for the hold as that iteration schedules it (None: at once)
     cache_at: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
+    # `cache shared tree;`: the content-addressed cache is kept as a radix
+    # tree: whole leaves evicted, the least recently used first, a node used
+    # when a lookup takes it or a hold's blocks are cached through it
+    tree: bool = field(default=False, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

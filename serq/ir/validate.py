@@ -437,6 +437,10 @@ class Checker:
             elif pool.free_fifo:
                 self.problem("E910", f"pool `{label}`: free_fifo is the free order of a content-addressed "
                              "pool (`cache shared fifo;`), and the pool is not one")
+            if pool.tree and (not pool.shared or pool.free_fifo):
+                self.problem("E910", f"pool `{label}`: tree is the shape of a content-addressed pool's cache "
+                             "(`cache shared tree;`), " + ("and the pool is not one" if not pool.shared else
+                                                            "which has no free queue (free_fifo)"))
             if pool.spill is not None and 0 <= pool.spill.to.base < len(p.pools) and \
                     p.pools[pool.spill.to.base].shared:
                 self.problem("E291", f"pool `{label}` spills into a content-addressed pool: a spilled prefix "
@@ -458,6 +462,10 @@ class Checker:
                         self.problem("E510", f"pool `{label}`: a preemption key cannot read `computed`, "
                                      "the position at the last preemption", k,
                                      help="read `position`, where the candidate is now")
+                if pool.preempt.free is not None:
+                    mem = [j for j, st in enumerate(p.stages) if type(st.kind) is M.KStep and st.kind.memory == i]
+                    self.check_expr(pool.preempt.free, MOMENTS["ThenFree"],
+                                    regs_ok=self.regs_of(mem[0]) if mem else frozenset())
             if pool.held is not None:
                 if not pool.reserve_held:
                     self.problem("E910", f"pool `{label}`: a held expression on a pool without reserve held")

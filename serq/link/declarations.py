@@ -140,7 +140,8 @@ class Declarations:
         pm = self.pools_meta[i]
         seen = set()
         for o in decl.opts:
-            key = o.kind.split("_")[0]
+            # (`cache shared …;` and `cache at (e);` are two options)
+            key = "cache at" if o.kind == "cache_at" else o.kind.split("_")[0]
             if key in seen:
                 self.diag.add("E210", f"pool `{decl.name}` says `{key}` twice", o.span)
                 continue
@@ -167,10 +168,10 @@ class Declarations:
                     pm.preempt = M.PreemptNone()
                 elif o.kind == "preempt_lifo":
                     neg = self.mk(M.EUnary("Neg", self.mk(M.ECtx("Admission"), o.span)), o.span)
-                    pm.preempt = M.PreemptBy((neg,), False)
+                    pm.preempt = M.PreemptBy((neg,), False, self.then_free(o))
                 elif o.kind == "preempt_by":
                     keys = tuple(self.expr(k, Env(clause="preempt_key")) for k in o.exprs)
-                    pm.preempt = M.PreemptBy(keys, o.word == "tail")
+                    pm.preempt = M.PreemptBy(keys, o.word == "tail", self.then_free(o))
                 elif o.kind == "queue_fifo":
                     pm.queue = None
                 elif o.kind == "queue_by":
@@ -183,6 +184,8 @@ class Declarations:
                     pm.shared = True
                 elif o.kind == "cache_shared_fifo":
                     pm.shared = pm.free_fifo = True
+                elif o.kind == "cache_shared_tree":
+                    pm.shared = pm.tree = True
                 elif o.kind == "cache_at":
                     pm.cache_at = self.expr(o.exprs[0], Env(clause="cache_at"))
                 elif o.kind == "spill":
@@ -198,6 +201,10 @@ class Declarations:
                                    f"`pool {decl.name} on {o.word}.DEVICE {{ … }}`")
             except LinkAbort:
                 pass
+
+    def then_free(self, o: A.Opt):
+        """A preemption rule's `then free (e)`, linked (None without)."""
+        return None if o.then is None else self.expr(o.then, Env(clause="then_free"))
 
     def engine_decl(self, item: A.EngineDecl, count: Optional[tuple] = None, device: Optional[str] = None,
                     declare: bool = True):

@@ -185,7 +185,8 @@ class Linker(Nodes, Libraries, Constants, Names, Declarations, Engines, Exprs, S
     def build(self) -> M.Program:
         pools = tuple(M.Pool(pm.name, pm.index, pm.cap, pm.block, pm.evict, pm.preempt, pm.queue,
                              pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared,
-                             held=pm.held, free_fifo=pm.free_fifo, cache_at=pm.cache_at)
+                             held=pm.held, free_fifo=pm.free_fifo, cache_at=pm.cache_at,
+                             tree=pm.tree)
                       for pm in self.pools_meta)
         stages = []
         for sm in self.stages_meta:

@@ -49,6 +49,7 @@ class PoolMeta:
     shared: bool = False
     free_fifo: bool = False
     cache_at: Optional[M.Expr] = None
+    tree: bool = False
 
 
 @dataclass

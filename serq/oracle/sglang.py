@@ -59,9 +59,9 @@ def check(s, where: str = "scenario") -> dict:
         C.whole(r.get("arrive", 0), f"{w}.arrive", 0)
         if "prefix" in r:
             shared_prompt(C, r["prefix"], f"{w}.prefix", min(r["prompt"], SHARED_STRIDE - 1), "its prompt")
-        if r["prompt"] + r["out"] > s["kv_tokens"] - 2 or r["prompt"] > s["kv_tokens"] - 6:
+        if r["prompt"] + r["out"] > s["kv_tokens"] - 2 or r["prompt"] >= s["kv_tokens"] - 6:
             raise C.bad(w, f"(prompt {r['prompt']} + out {r['out']}) does not fit $.kv_tokens "
-                           f"{s['kv_tokens']}: SGLang refuses a prompt over kv_tokens - 6 and cuts a request's "
+                           f"{s['kv_tokens']}: SGLang refuses a prompt of kv_tokens - 6 or more and cuts a request's "
                            "outputs to kv_tokens - 2 in all")
     return s
 

@@ -21,7 +21,7 @@ towards one behaviour of SGLang's scheduler:
 `overlap` is on for the odd rounds of eight (`(i // 8) % 2`), so each flavour
 runs on both event loops.  The shared prompts are drawn from a second
 stream, `f"{seed}:{i}:shared"`.  Every scenario is feasible: each request's
-prompt and outputs fit `kv_tokens` less two (its prompt less six), as the
+prompt and outputs fit `kv_tokens` less two (its prompt less seven), as the
 harness requires.  This file imports nothing of serQ, so that
 tools/oracle/gen_random.py can load it under SGLang's Python.
 """
@@ -42,7 +42,7 @@ def feasible(s: dict) -> bool:
     for r in s["requests"]:
         if r["prompt"] < 1 or r["out"] < 1 or r["arrive"] < 0:
             return False
-        if r["prompt"] + r["out"] > s["kv_tokens"] - 2 or r["prompt"] > s["kv_tokens"] - 6:
+        if r["prompt"] + r["out"] > s["kv_tokens"] - 2 or r["prompt"] >= s["kv_tokens"] - 6:
             return False
         pre = r.get("prefix")
         if pre is not None and not (0 <= pre["id"] < 20 and 1 <= pre["tokens"] <= r["prompt"]):
@@ -87,7 +87,7 @@ def generate(seed: int, i: int) -> dict:
         kv = peak + 2 + rng.randint(0, total)
     else:
         kv = max(peak + 2, total + rng.randint(0, 40))
-    kv = max(kv, peak + 2, max(r["prompt"] for r in reqs) + 6, 8)
+    kv = max(kv, peak + 2, max(r["prompt"] for r in reqs) + 7, 8)
     max_running = rng.randint(1, 3) if flavour == "seqcap" else rng.choice([2, 3, 4, 6, 8, 16])
     chunk = rng.choice([8, 12, 16, 24, 32]) if flavour == "chunk" else rng.choice([0, 0, 16, 32, 64])
     budget = rng.choice(BUDGETS)
@@ -118,4 +118,4 @@ def _share(s: dict, rng: random.Random) -> None:
             r["prompt"] = max(r["prompt"], lengths[g] + rng.randint(0, 12))
             r["prefix"] = {"id": g, "tokens": lengths[g]}
     peak = max(r["prompt"] + r["out"] for r in s["requests"])
-    s["kv_tokens"] = max(s["kv_tokens"], peak + 2, max(r["prompt"] for r in s["requests"]) + 6)
+    s["kv_tokens"] = max(s["kv_tokens"], peak + 2, max(r["prompt"] for r in s["requests"]) + 7)

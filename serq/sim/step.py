@@ -32,6 +32,7 @@ it is served in the same iteration with the budget left.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 
 from ..ir import model as M
@@ -96,6 +97,10 @@ class StepStage(Stage):
         self.granule = k.granule
         self.memory = None if k.memory is None else sim.pools[k.memory]
         self.mem_pid = k.memory
+        # a head another pool refuses is still tried on the memory where what
+        # it could not hold is read (`waiting.blocked`) or a lookup uses a
+        # radix tree's path
+        self.try_memory = self.memory is not None and (self.memory.tree or _reads_blocked(k))
         self.residents = []
         self.turn_done = {}         # session -> the turn last counted `completed` (a request, not a run)
         self.iterating = False
@@ -330,6 +335,10 @@ class StepStage(Stage):
         saved_regs = [sim.regs[r] for r in self.regs] if self.regs else None
         self.plan = plan
         self.planning = True
+        # a radix tree's evictions wait for the iteration to be formed
+        tree = self.memory if self.memory is not None and self.memory.tree else None
+        if tree is not None:
+            tree.deferring = True
         try:
             if self.exclusive:
                 self._exclusive(plan)
@@ -341,8 +350,12 @@ class StepStage(Stage):
         except Fault as f:
             self.planning = False
             self.plan = None
+            if tree is not None:
+                tree.deferring = False
             sim.machine_fault(f, self.decl.loc, f"$.stages[{self.sid}]")
         self.planning = False
+        if tree is not None:
+            tree.settle()
         batch = plan.batch
         preempted = sim.npreempt - plan.pre0
         # the residents awaiting this iteration (`await;`): it runs for them
@@ -609,7 +622,7 @@ class StepStage(Stage):
             ctx[C_NTOK] = ntok
             ctx[C_NPRE] = npre
             sim.unfit = None
-            vals = sim.fits_req(req)
+            vals = sim.fits_req(req, self.mem_pid if self.try_memory else None)
             if vals is None:
                 plan.no_admit = True
                 if sim.unfit is not None and sim.unfit == self.mem_pid:
@@ -740,6 +753,18 @@ class StepStage(Stage):
                 if j.mode == MODE_PREFILL:
                     sim.client_prefill_end(j.thread)
                 sim.job_done(j)
+
+
+def _reads_blocked(node) -> bool:
+    """Whether `waiting.blocked` is read anywhere in ``node`` (an engine's
+    IR: its schedule, its budgets, its cost)."""
+    if type(node) is M.ECtx:
+        return node.var == "Blocked"
+    if type(node) is tuple:
+        return any(_reads_blocked(x) for x in node)
+    if dataclasses.is_dataclass(node):
+        return any(_reads_blocked(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return False
 
 
 def _walk_ctx(e):

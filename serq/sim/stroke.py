@@ -275,6 +275,8 @@ def eligible(stage, decl) -> bool:
     k = decl.kind
     if k.iteration is not None or type(k.serve) is not M.ServeBy or k.serve.keys:
         return False
+    if any(p.tree for p in stage.sim.program.pools):
+        return False      # a radix tree's lookups use its paths: no read-only trial admission
     if not (steady(k.budget, _PLAN_CTX_OK) and steady(k.chunk, _PLAN_CTX_OK) and steady(k.cost)):
         return False
     stage.stroke_plan_static = not (moves_with_growth(k.budget) or moves_with_growth(k.chunk))

@@ -367,15 +367,18 @@ class Def(Node):
 @dataclass
 class Opt(Node):
     """A pool option: ``kind`` one of cap, block, evict_lru, evict_by,
-    preempt_none, preempt_lifo, preempt_by, queue_fifo, queue_by,
+    preempt_none, preempt_lifo, preempt_by (``then``: the expression of
+    their `then free (e)`), queue_fifo, queue_by,
     reserve_held (with an expression: what each live hold keeps reserved),
-    cache_shared, cache_at (with an expression: the iteration from which a
-    hold's computed blocks are found), spill, admit_via."""
+    cache_shared, cache_shared_fifo, cache_shared_tree, cache_at (with an
+    expression: the iteration from which a hold's computed blocks are
+    found), spill, admit_via."""
 
     kind: str
     exprs: list[Expr] = field(default_factory=list)
     refs: list[Ref] = field(default_factory=list)
     word: Optional[str] = None
+    then: Optional[Expr] = None
 
 
 @dataclass

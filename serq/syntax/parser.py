@@ -127,12 +127,17 @@ class _Builder(Transformer):
     opt_block = _opt("block", 1)
     opt_evict_lru = _opt("evict_lru")
     opt_preempt_none = _opt("preempt_none")
-    opt_preempt_lifo = _opt("preempt_lifo")
+
+    @with_meta
+    def opt_preempt_lifo(self, meta, c):
+        return A.Opt(self.sp(meta), "preempt_lifo", then=c[0])
+
     opt_queue_fifo = _opt("queue_fifo")
     opt_reserve_held = _opt("reserve_held")
     opt_reserve_held_by = _opt("reserve_held", 1)
     opt_cache_shared = _opt("cache_shared")
     opt_cache_shared_fifo = _opt("cache_shared_fifo")
+    opt_cache_shared_tree = _opt("cache_shared_tree")
     opt_cache_at = _opt("cache_at", 1)
 
     @with_meta
@@ -145,10 +150,13 @@ class _Builder(Transformer):
 
     @with_meta
     def opt_preempt_by(self, meta, c):
-        return A.Opt(self.sp(meta), "preempt_by", exprs=c[0], word=c[1])
+        return A.Opt(self.sp(meta), "preempt_by", exprs=c[0], word=c[1], then=c[2])
 
     def requeue(self, c):
         return str(c[0])
+
+    def then_free(self, c):
+        return c[0]
 
     @with_meta
     def opt_spill(self, meta, c):

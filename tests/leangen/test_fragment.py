@@ -109,6 +109,12 @@ CASES = {
     "session_content": (lambda p: R(p, arrival=M.ASessions((R(p.arrival.sessions[0], content=((0.0, 4.0),)),)
                                                            + p.arrival.sessions[1:])),
                         f"an explicit session with an arrival time or content at {SRC}:67:7"),
+    "then_free": (lambda p: with_pool(p, 0, preempt=M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), False,
+                                                                  M.ECtx("Ndec"))),
+                  f"then free on pool `kv` at {SRC}:58:3"),
+    "tree_pool": (lambda p: with_pool(p, 0, shared=True, tree=True),
+                  f"a content-addressed pool `kv` (cache shared; the semantics' cache entries are per session) "
+                  f"at {SRC}:58:3"),
     "preempt_none": (lambda p: with_pool(p, 0, preempt=M.PreemptNone()),
                      f"the engine's memory `kv` with a preemption other than lifo at {SRC}:58:3"),
     "requeue_tail": (lambda p: with_pool(p, 0, preempt=M.PreemptBy((M.EUnary("Neg", M.ECtx("Admission")),), True)),

@@ -1,10 +1,12 @@
 """The content-addressed pool (`cache shared;`, serq/sim/pools/prefix.py).
 
 The memory invariant at every event on random programs with shared content
-(Hypothesis): `used + cached <= cap` with a shared block counted once, every
-block's reference count the number of allocations that hold it, the free
-queue exactly the named blocks no hold uses, the index exactly the named
-blocks.  And the rules one at a time, on programs small enough to follow
+(Hypothesis), with vLLM 0.33.0's free queue, 0.19.0's, and as a radix tree
+(serq/sim/pools/tree.py): `used + cached <= cap` with a shared block counted
+once, every block's reference count the number of allocations that hold it,
+the free queue exactly the named blocks no hold uses, the index exactly the
+named blocks (and, in a tree, every named block in one node, the nodes'
+children and leaves counted).  And the rules one at a time, on programs small enough to follow
 by hand (their numbers are worked out in the comments)."""
 
 import json
@@ -56,6 +58,27 @@ def shared_invariant(sim):
         named_live = sum(1 for b, _ in held.values() if b.name is not None) + len(queued)
         assert named == named_live, (named, named_live)
         assert p.used + p.cached <= p.cap + 1e-9, (p.used, p.cached, p.cap)
+        if p.tree:
+            tree_invariant(p)
+
+
+def tree_invariant(p):
+    """A radix tree (`cache shared tree;`): every named block lies in one
+    node and every node's blocks are named; a node's children are counted,
+    the leaves are the nodes without any; a node in use is in use from its
+    first block (a hold uses a chain's prefix)."""
+    nodes = {id(n): n for n in p.node_of.values()}
+    assert set(map(id, p.node_of)) == {id(b) for cur in p.index.values() for b in (cur if type(cur) is list else [cur])}
+    kids = {}
+    for n in nodes.values():
+        assert n.blocks and all(p.node_of[b] is n and b.name is not None for b in n.blocks)
+        assert n.parent is p.root or id(n.parent) in nodes
+        kids[id(n.parent)] = kids.get(id(n.parent), 0) + 1
+        assert any(b.ref for b in n.blocks) == (n.blocks[0].ref > 0)
+        assert n.parent is p.root or n.blocks[0].ref == 0 or n.parent.blocks[0].ref > 0
+    for n in nodes.values():
+        assert n.kids == kids.get(id(n), 0)
+    assert {id(n) for n in p.leaves} == {i for i, n in nodes.items() if n.kids == 0}
 
 
 @st.composite
@@ -116,7 +139,8 @@ def programs(draw):
 def test_shared_pools_keep_their_invariant(prog):
     import dataclasses
     for p in (prog, dataclasses.replace(prog, pools=tuple(dataclasses.replace(x, free_fifo=x.shared)
-                                                             for x in prog.pools))):
+                                                             for x in prog.pools)),
+              dataclasses.replace(prog, pools=tuple(dataclasses.replace(x, tree=x.shared) for x in prog.pools))):
         try:
             simulate(p, check_hook=shared_invariant)
         except RunError as e:

@@ -49,6 +49,8 @@ PIP=("$VENV/bin/pip" install --disable-pip-version-check)
 #    (transformers at the version SGLang 0.5.23 pins: a newer one asks for a
 #    huggingface_hub this list cannot take)
 #    (their closure is this list; a CUDA torchvision would break transformers).
+#    transformers is SGLang 0.5.23's own pin (its METADATA): a newer one
+#    refuses the huggingface_hub below 2 at import.
 "${PIP[@]}" --no-deps numpy orjson psutil pybase64 requests urllib3 idna \
   certifi triton packaging pillow starlette anyio msgspec pydantic_core pyzmq tqdm IPython \
   traitlets pygments pydantic typing_inspection typing_extensions aiohttp multidict attrs yarl propcache \

@@ -319,11 +319,12 @@ def parse_scenario(obj) -> dict:
         q["prefix"] = io.prefix_field(r, w, min(q["prompt"], SHARED_STRIDE - 1), "its prompt")
         own += q["prompt"] - (q["prefix"][1] if q["prefix"] else 0)
         # max_req_len = min(context_len, kv_tokens) - 1, max_req_input_len = that - 5
-        # (tp_worker.py:569-573), max_new_tokens at most max_req_len - prompt - 1
+        # (tp_worker.py:569-573), a prompt of max_req_input_len or more refused
+        # (managers/utils.py:272-290), max_new_tokens at most max_req_len - prompt - 1
         # (scheduler.py:2709-2716): a longer request would be refused or truncated.
-        if q["prompt"] + q["out"] > p["kv_tokens"] - 2 or q["prompt"] > p["kv_tokens"] - 6:
+        if q["prompt"] + q["out"] > p["kv_tokens"] - 2 or q["prompt"] >= p["kv_tokens"] - 6:
             raise ScenarioError(f"{w}: prompt {q['prompt']} + out {q['out']} does not fit kv_tokens "
-                                f"{p['kv_tokens']} (SGLang refuses a prompt over kv_tokens - 6 and cuts "
+                                f"{p['kv_tokens']} (SGLang refuses a prompt of kv_tokens - 6 or more and cuts "
                                 "a request's outputs to kv_tokens - 2 in all)")
     if OWN_BASE + own >= SHARED_BASE:
         raise ScenarioError(f"{where}: too many prompt tokens in total ({own})")

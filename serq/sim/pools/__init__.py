@@ -4,6 +4,8 @@
   admission queue, growers) and the calls that change it;
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
   the same calls;
+* ``tree.py``: a content-addressed pool kept as a radix tree (``cache shared
+  tree;``): whole leaves evicted, the least recently used first;
 * ``admission.py``: a hold's admission (its queue, its refusal, settle-time
   admissions), and the heads that could never fit;
 * ``release.py``: release (and what it caches), ``drop`` and leases;
@@ -21,7 +23,8 @@ from .evict import Eviction
 from .growth import GROW_OK, GROW_SELF, GROW_STALL, Growth
 from .pool import Entry, Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
+from .tree import TreePool
 from .release import Release
 
-__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "add_content", "round_down",
-           "round_up"]
+__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "TreePool", "add_content",
+           "round_down", "round_up"]

@@ -73,22 +73,35 @@ class Admission:
             check_amount(reuse, "reuse")
         return reuse
 
-    def fits_req(self, req):
+    def fits_req(self, req, memory=None):
         """The header's units and reserves if every pool of the hold has
-        room now; None otherwise."""
+        room now; None otherwise.  With ``memory`` (an engine's memory pool
+        id), a hold another pool refuses is still tried on the memory, and
+        ``unfit`` is the memory when it refuses too (`waiting.blocked`)."""
         try:
-            return self.fits_raw(req)
+            vals = self.fits_raw(req)
+            if vals is None and memory is not None and self.unfit != memory and memory in req.pids:
+                first = self.unfit
+                self.fits_raw(req, only=memory)
+                if self.unfit is None:
+                    self.unfit = first
+            return vals
         except Fault as f:
             raise self.session_error(f, req.thread, req.st.loc) from None
 
-    def fits_raw(self, req):
+    def fits_raw(self, req, only=None):
         """``fits_req`` without locating a fault (which it raises as it is):
-        what a stroke asks of a waiting head (serq.sim.stroke)."""
+        what a stroke asks of a waiting head (serq.sim.stroke).  ``only``:
+        the one pool tried (its fit sets ``unfit`` or leaves it None)."""
         t = req.thread
         st = req.st
         pools = self.pools
         vals = []
+        if only is not None:
+            self.unfit = None
         for i, pid in enumerate(req.pids):
+            if only is not None and pid != only:
+                continue
             pool = pools[pid]
             u = st.f_units[i](t)
             if not (u >= 0):

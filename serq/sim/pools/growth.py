@@ -10,13 +10,17 @@ least key over the candidates, by default the latest admitted) and tries
 again: a victim releases the holds from its innermost to the preempted one,
 each caching its position, and its hold statement re-enters the queue of the
 hold's first pool, at the head unless the pool says ``requeue tail``.
-``grow_to`` says how it went: ``GROW_OK``, ``GROW_SELF`` (the grower was
+A radix tree (``cache shared tree;``) first evicts every block no hold uses;
+after each preemption a pool with ``then free (e)`` evicts until e units are
+free.  ``grow_to`` says how it went: ``GROW_OK``, ``GROW_SELF`` (the grower was
 preempted, or its allocation released), ``GROW_STALL`` (no room and no
 victim).  A session's ``grow`` that stalls waits as the pool's grower (the
 head blocks the rest), retried at every settle before the pool's admissions.
 """
 
 from __future__ import annotations
+
+import math
 
 from ..compile import CTX, check_amount
 from ..errors import Fault, fmt_num
@@ -26,6 +30,8 @@ from .pool import Grower, round_up
 from .release import cache_amount
 
 C_DECODING, C_ADMISSION, C_POSITION = CTX["Decoding"], CTX["Admission"], CTX["Position"]
+# what an iteration's plan sets (StepStage.set_plan_ctx), read by `then free (e)`
+_PLAN_CTX = tuple(CTX[k] for k in ("Nres", "Ndec", "Kvb", "Kvp", "Ntok", "Npre", "Admitted", "Preempted", "Blocked"))
 
 GROW_OK, GROW_SELF, GROW_STALL = 0, 1, 2
 
@@ -85,6 +91,10 @@ class Growth:
         if need <= 0:
             return GROW_OK
         while not pool.fits_growth(need, pa):
+            if pool.tree:
+                # a radix tree's check of the growth has evicted every
+                # block no hold uses before anything gives way
+                pool.free_up(math.inf)
             if not pool.preempt_by:
                 return GROW_STALL
             cands = self.candidates(pool)
@@ -93,12 +103,38 @@ class Growth:
             victim = self.choose_victim(pool, cands)
             vt = victim.thread
             self.preempt(victim, pool)
+            if pool.f_then_free is not None:
+                self.then_free(pool)
             if vt is t:
                 return GROW_SELF
             if pa.released:
                 return GROW_SELF
         pool.grow_at(pa, need, self.now)
         return GROW_OK
+
+    def then_free(self, pool) -> None:
+        """`preempt … then free (e)`: after a preemption, cached units are
+        evicted until e are free, e read as the victim has left (its
+        engine's residents, the iteration's batch so far, its registers)."""
+        S = pool.memory_of
+        ctx = self.ctx
+        saved = [ctx[i] for i in _PLAN_CTX]
+        try:
+            if S is not None and S.planning and S.plan is not None:
+                S.set_plan_ctx(S.plan)
+            elif S is not None:
+                S.set_res_ctx()
+            e = pool.f_then_free(self.mcar)
+        except Fault as f:
+            self.machine_fault(f, pool.decl.loc, f"$.pools[{pool.pid}]")
+        finally:
+            for i, v in zip(_PLAN_CTX, saved):
+                ctx[i] = v
+        if e != e:
+            self.machine_fault(Fault("R006", f"pool `{pool.label}`: `then free` is NaN"), pool.decl.loc,
+                               f"$.pools[{pool.pid}]")
+        if e > 0:
+            pool.free_up(e)
 
     def retry_growers(self, pool) -> bool:
         changed = False

@@ -55,6 +55,12 @@ def round_down(b: Optional[float], u: float) -> float:
     return math.floor(q) * b
 
 
+def decl_free(decl):
+    """A pool's `then free (e)` expression, or None."""
+    pre = decl.preempt
+    return pre.free if type(pre) is M.PreemptBy else None
+
+
 class Entry:
     """A cache entry: ``units`` of one session's prefix."""
 
@@ -146,6 +152,7 @@ class Pool:
     which keeps the calls below."""
 
     shared = False
+    tree = False        # a radix tree (serq.sim.pools.tree.TreePool)
 
     def __init__(self, sim, pid: int, decl: M.Pool):
         self.sim = sim
@@ -173,6 +180,7 @@ class Pool:
         self.reserve_held = decl.reserve_held
         self.f_held = None      # `reserve held (e)`, compiled with the rules
         self.f_cache_at = None  # `cache at (e)` (read on a content-addressed pool)
+        self.f_then_free = None  # `preempt … then free (e)`
         self.memory_of = None   # the step stage whose memory this pool is
         self.dirty = True
         # statistics
@@ -202,6 +210,8 @@ class Pool:
         self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
         self.f_held = comp.expr(self.decl.held) if self.decl.held is not None else None
         self.f_cache_at = comp.expr(self.decl.cache_at) if self.decl.cache_at is not None else None
+        free = decl_free(self.decl)
+        self.f_then_free = comp.expr(free) if free is not None else None
         sp = self.decl.spill
         if sp is not None:
             self.spill_to = comp.member(sp.to, "pool")
@@ -351,9 +361,9 @@ class Pool:
         """An engine schedules the hold's tokens up to ``tokens`` (a
         content-addressed pool names their blocks)."""
 
-    def give_back(self, pa, keep, now: float) -> None:
+    def give_back(self, pa, keep, now: float, preempt: bool = False) -> None:
         """Release ``pa``, caching ``keep`` units (None or 0: nothing) as its
-        session's entry."""
+        session's entry (``preempt``: the hold was preempted)."""
         self.used -= pa.alloc
         if self.used < 1e-9 and len(self.allocs) <= 1:
             self.used = 0.0
@@ -478,6 +488,10 @@ class Pool:
             del self.live[e.sess.sid]
         if counted:
             self.evicted_entries += 1
+
+    def free_up(self, need: float) -> None:
+        """Evict until ``need`` units are free (`then free`)."""
+        self.make_room(need)
 
     def make_room(self, need: float) -> None:
         """Evict, per entry or per block from an entry's tail, in the pool's

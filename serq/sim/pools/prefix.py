@@ -338,17 +338,25 @@ class SharedPool(Pool):
         pa.blocks.extend([Blk(None, 1) for _ in range(int(round(need / self.bs)))])
         pa.alloc += need
 
+    def to_name(self, pa, tokens: float):
+        """The hold's full blocks up to ``tokens`` not named yet: (the first,
+        the end, the chain's names), or None."""
+        if pa.hold.st.f_cache is None:
+            return None
+        n = min(int(tokens // self.bs), len(pa.blocks))
+        j = pa.nnamed
+        if n <= j:
+            return None
+        return j, n, chain(pa.thread.sess, self.bs, n)
+
     def scheduled(self, pa, tokens: float) -> None:
         """The hold's tokens up to ``tokens`` are being computed: its full
         blocks among them are named now."""
-        if pa.hold.st.f_cache is None:
+        todo = self.to_name(pa, tokens)
+        if todo is None:
             return
+        j, n, names = todo
         blocks = pa.blocks
-        n = min(int(tokens // self.bs), len(blocks))
-        j = pa.nnamed
-        if n <= j:
-            return
-        names = chain(pa.thread.sess, self.bs, n)
         index = self.index
         merge = self.f_cache_at is not None
         named = 0
@@ -415,9 +423,10 @@ class SharedPool(Pool):
         elif e != math.inf:
             stage.found_later.append((stage.plan.it + e, pa, tokens))
 
-    def give_back(self, pa, keep, now: float) -> None:
+    def give_back(self, pa, keep, now: float, preempt: bool = False) -> None:
         """Release a hold's blocks, last first: the first ``keep`` units'
-        stay named and join the free queue's tail; the others are free."""
+        stay named and join the free queue's tail; the others are free
+        (``preempt``: the hold was preempted, which changes nothing here)."""
         bs = self.bs
         k = 0 if keep is None else int(keep // bs)
         if k > pa.nnamed:

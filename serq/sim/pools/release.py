@@ -66,7 +66,7 @@ class Release:
             keep = round_down(pool.block, cval if cval < comp else comp)
             if preempt and pool.shared and pool.f_cache_at is not None and keep > pa.nnamed * pool.bs:
                 keep = float(pa.nnamed * pool.bs)   # `cache at`: a victim caches only what was found
-        pool.give_back(pa, keep, now)
+        pool.give_back(pa, keep, now, preempt)
         pa.released = True
         pool.dirty = True
         if pa.lease and pa.lease_evt is not None:
