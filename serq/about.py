@@ -1,20 +1,19 @@
-"""What made a run: serQ's version (the installed package's: ``pip
-install``, ``make install``), the IR's digest and the report's ``made``
-section (docs/report.md)."""
+"""What made a run: serQ's version (``VERSION``, which pyproject.toml
+makes the installed package's version from: ``pip install``, ``make
+install``), the IR's digest and the report's ``made`` section
+(docs/report.md)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 
+# read without importing serq (pyproject.toml) and without importlib.metadata
+# (email, zipfile and a search of sys.path: 15-20 ms of every report)
+VERSION = "0.1.0"
 
-@functools.cache
+
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError, version as _v
-    try:
-        return _v("serq")
-    except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
-        return "unknown"
+    return VERSION
 
 
 def ir_digest(program) -> str:

@@ -16,8 +16,10 @@ exit status 1 and prints :func:`render`.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable, Optional, Sequence
+
+from .records import dataclass
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import tempfile
 from typing import Callable, Iterable, Optional, Union
 
 from .diag import Diagnostic, SerqError
@@ -158,6 +156,7 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
     path = os.fspath(path)
     check_file(path, what=what, mark=mark, force=force, inputs=inputs)
     folder = os.path.dirname(os.path.abspath(path))
+    import tempfile     # here: a command that writes nothing does not pay for it (nor shutil's)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".serq", dir=folder)
         os.close(fd)
@@ -277,6 +276,8 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
     directory = os.fspath(directory)
     check_tree(directory, what=what, command=command, force=force, inputs=inputs)
     parent = os.path.dirname(os.path.abspath(directory))
+    import shutil
+    import tempfile
     try:
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
                                dir=parent)

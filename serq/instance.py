@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .diag import Diagnostic, SerqError, Span
+from .records import dataclass
 from .syntax import ast as A
 
 SETTINGS = ("horizon", "warmup", "seed", "arrivals", "trace")

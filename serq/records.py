@@ -6,11 +6,16 @@ making a dataclass writes and compiles its ``__init__``, ``__eq__``,
 was half of what a command spent importing serQ, for classes most commands
 never touch (``serq check`` of a small program uses a fifth of them).  Here
 the decorator puts a stand-in under each name ``dataclasses.dataclass`` would
-set; the first time any of them is read (an instance made or compared, a
-``fields()``, a ``repr``, a pattern's ``__match_args__``) the class is made a
-dataclass by ``dataclasses.dataclass`` itself, in place, and every stand-in is
-gone: from then on it is the same class, with the same methods, that the
-eager decorator makes.
+set; the first time any of them is read (an instance made, a ``fields()``, a
+pattern's ``__match_args__``) the class is made a dataclass by
+``dataclasses.dataclass`` itself, in place, without its ``__repr__``,
+``__eq__`` and ``__hash__``, which wait for their own first read (a class
+made is rarely compared or printed: ``serq check`` of a small program
+compares one of the seventy it makes): then ``dataclasses.dataclass`` makes
+them for a twin of the class (its namespace as written, its bases) and they
+are set on the class.  Either way, from then on it is the same class, with
+the same methods (the same code, the same names), that the eager decorator
+makes.
 
 Only the keywords ``frozen`` and ``eq`` (and none) are taken; a class this
 module decorates must leave those names to the decorator (it does not define
@@ -29,6 +34,8 @@ field = dataclasses.field
 _NAMES = ("__init__", "__repr__", "__eq__", "__match_args__", "__dataclass_fields__",
           "__dataclass_params__")
 _FROZEN = ("__hash__", "__setattr__", "__delattr__")
+# made at their own first read (_twin)
+_LATER = ("__repr__", "__eq__", "__hash__")
 _LOCK = threading.RLock()
 
 
@@ -42,7 +49,7 @@ class _StandIn:
         self.name = name
 
     def __get__(self, obj, cls=None):
-        make(self.owner)
+        _make(self.owner, self.name in _LATER)
         # the real attribute, as the class (or the instance) has it now
         if obj is None:
             return getattr(cls if cls is not None else self.owner, self.name)
@@ -50,21 +57,57 @@ class _StandIn:
 
 
 def make(cls) -> None:
-    """Make the lazy class `cls` a dataclass now (its bases first), once."""
+    """Make the lazy class `cls` a dataclass now, whole (its bases first), once."""
+    _make(cls, True)
+
+
+def _make(cls, later: bool) -> None:
+    """The class made, but for ``__repr__``, ``__eq__`` and ``__hash__``
+    unless ``later``."""
     with _LOCK:
         pending = cls.__dict__.get("__serq_lazy__")
         if pending is None:
             return
-        for base in cls.__mro__[1:]:
-            if "__serq_lazy__" in base.__dict__:
-                make(base)
-        for name in pending[1]:
-            if isinstance(cls.__dict__.get(name), _StandIn):
-                delattr(cls, name)
-        if pending[2]:
-            cls.__doc__ = None      # (a class's __doc__ cannot be deleted)
+        params, names, no_doc, written = pending
+        if "__dataclass_params__" not in cls.__dict__ or isinstance(cls.__dict__["__dataclass_params__"], _StandIn):
+            for base in cls.__mro__[1:]:
+                if "__serq_lazy__" in base.__dict__:
+                    _make(base, False)
+            for name in names:
+                if name not in _LATER and isinstance(cls.__dict__.get(name), _StandIn):
+                    delattr(cls, name)
+            if no_doc:
+                cls.__doc__ = None      # (a class's __doc__ cannot be deleted)
+            # its __repr__, __eq__ and __hash__ stand-ins stay: dataclass leaves them
+            dataclasses.dataclass(cls, frozen=params["frozen"], eq=False, repr=False)
+            made = cls.__dataclass_params__
+            made.repr, made.eq = True, params["eq"]      # what the eager decorator says
+        if not later:
+            return
         delattr(cls, "__serq_lazy__")
-        dataclasses.dataclass(cls, **pending[0])
+        twin = _twin(cls, params, written)
+        for name in _LATER:
+            if isinstance(cls.__dict__.get(name), _StandIn):
+                if name in twin.__dict__:
+                    setattr(cls, name, twin.__dict__[name])
+                else:
+                    delattr(cls, name)
+
+
+def _twin(cls, params: dict, written: dict):
+    """A class as ``cls`` was written, made a dataclass by
+    ``dataclasses.dataclass`` for its ``__repr__``, ``__eq__`` and
+    ``__hash__``: frozen's ``__hash__`` is made as ``unsafe_hash`` makes it,
+    the same code, without the twin's ``__setattr__`` and ``__delattr__``
+    (unless a base is frozen: a dataclass inherits frozenness)."""
+    ns = dict(written)
+    ns["__doc__"] = ns.get("__doc__") or cls.__name__      # (no signature for a doc nobody reads)
+    twin = type(cls)(cls.__name__, cls.__bases__, ns)
+    twin.__qualname__ = cls.__qualname__
+    frozen_base = any(getattr(getattr(b, "__dataclass_params__", None), "frozen", False) for b in cls.__mro__[1:])
+    if params["frozen"] and not frozen_base:
+        return dataclasses.dataclass(twin, init=False, eq=params["eq"], unsafe_hash=params["eq"])
+    return dataclasses.dataclass(twin, init=False, frozen=params["frozen"], eq=params["eq"])
 
 
 def dataclass(cls=None, /, *, frozen: bool = False, eq: bool = True):
@@ -75,7 +118,8 @@ def dataclass(cls=None, /, *, frozen: bool = False, eq: bool = True):
             if name in c.__dict__:
                 raise TypeError(f"{c.__name__} defines {name}: decorate it with dataclasses.dataclass")
         no_doc = c.__dict__.get("__doc__") is None
-        c.__serq_lazy__ = ({"frozen": frozen, "eq": eq}, names, no_doc)
+        written = {k: v for k, v in c.__dict__.items() if k not in ("__dict__", "__weakref__")}
+        c.__serq_lazy__ = ({"frozen": frozen, "eq": eq}, names, no_doc, written)
         for name in names:
             setattr(c, name, _StandIn(c, name))
         if eq and not frozen:

@@ -42,8 +42,10 @@ class Pair:
     right: Leaf
 '''
 
-# what touches a fresh class first
-FIRST = ["init", "fields", "repr", "eq", "hash", "match_args", "doc", "setattr", "is_dataclass", "pickle"]
+# what touches a fresh class first (``made+``: an instance made, then the
+# named method read, which is made then)
+FIRST = ["init", "fields", "repr", "eq", "hash", "match_args", "doc", "setattr", "is_dataclass", "pickle",
+         "made+eq", "made+hash", "made+repr", "made+setattr"]
 
 
 def classes(decorator):
@@ -54,6 +56,19 @@ def classes(decorator):
 
 def touch(ns, how):
     Leaf = ns["Leaf"]
+    if how.startswith("made+"):
+        leaf = Leaf(1.0)
+        how = how[5:]
+        if how == "eq":
+            assert leaf == Leaf(1.0) and ns["Node"](0, "x") != ns["Node"](0, "y")
+        elif how == "hash":
+            assert hash(leaf) == hash(Leaf(1.0))
+        elif how == "repr":
+            assert repr(leaf) == "Leaf(value=1.0, tags=(), note=None)"
+        elif how == "setattr":
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                leaf.value = 2.0
+        return
     if how == "init":
         Leaf(1.0)
     elif how == "fields":
@@ -119,15 +134,48 @@ def test_a_lazy_class_is_the_eager_dataclass_whatever_touches_it_first(first):
     assert behaviour(lazy) == behaviour(eager)
 
 
-def test_a_lazy_class_is_made_once_and_keeps_no_stand_in():
+def test_a_lazy_class_is_made_in_two_steps_and_keeps_no_stand_in():
     ns = classes(records.dataclass)
-    Node = ns["Node"]
-    assert "__serq_lazy__" in Node.__dict__ and "__serq_lazy__" in ns["Base"].__dict__
+    Node, Base, Leaf = ns["Node"], ns["Base"], ns["Leaf"]
+    assert "__serq_lazy__" in Node.__dict__ and "__serq_lazy__" in Base.__dict__
+
+    def waiting(cls):
+        return {k for k, v in vars(cls).items() if isinstance(v, records._StandIn)}
     Node(0, "n")
-    for cls in (Node, ns["Base"]):      # the base is made with its subclass
-        assert "__serq_lazy__" not in cls.__dict__
-        assert not any(isinstance(v, records._StandIn) for v in vars(cls).values())
-    assert "__serq_lazy__" in ns["Leaf"].__dict__     # the others wait
+    for cls in (Node, Base):      # the base is made with its subclass; their __repr__ and __eq__ wait
+        assert waiting(cls) == {"__repr__", "__eq__"} and "__init__" in cls.__dict__
+    assert Node(0, "n") == Node(0, "n")
+    assert waiting(Node) == set() and "__serq_lazy__" not in Node.__dict__
+    assert waiting(Base) == {"__repr__", "__eq__"}
+    Leaf(1.0)
+    assert waiting(Leaf) == {"__repr__", "__eq__", "__hash__"}
+    assert "__setattr__" in Leaf.__dict__ and "__delattr__" in Leaf.__dict__
+    hash(Leaf(1.0))
+    assert waiting(Leaf) == set() and "__serq_lazy__" not in Leaf.__dict__
+    assert "__serq_lazy__" in ns["Pair"].__dict__     # the others wait
+
+
+def _code(f):
+    f = getattr(f, "__wrapped__", f)     # __repr__ is reprlib's wrapper of the made function
+    c = f.__code__
+    return (f.__name__, f.__qualname__, f.__module__, c.co_code, c.co_consts, c.co_names, c.co_varnames)
+
+
+@pytest.mark.parametrize("first", ["init", "repr"])
+def test_the_methods_made_later_are_the_eager_decorators_code(first):
+    eager = classes(dataclasses.dataclass)
+    lazy = classes(records.dataclass)
+    for name in ("Base", "Node", "Leaf", "Pair"):
+        cls = lazy[name]
+        if first == "init":
+            dataclasses.fields(cls)
+        for attr in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+            a, b = vars(eager[name]).get(attr), getattr(cls, attr) and vars(cls).get(attr)
+            if a is None or b is None:
+                assert a is b, (name, attr)
+            else:
+                assert _code(a) == _code(b), (name, attr)
+        assert repr(cls.__dataclass_params__) == repr(eager[name].__dataclass_params__)
 
 
 def test_a_class_that_writes_a_method_the_decorator_makes_is_refused():

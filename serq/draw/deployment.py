@@ -22,11 +22,12 @@ linked to its stations, and the figure says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from ..ir import model as M
 from ..ir.expr import const_value
+from ..records import dataclass
 from .scene import Cluster, Edge, Node, Scene
 from .text import Namer, elide, loc_str, num, wrap_lines
 

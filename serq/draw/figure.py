@@ -4,8 +4,10 @@ corner, y grows downwards.  No writer decides a coordinate."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
+
+from ..records import dataclass
 
 
 @dataclass

@@ -9,9 +9,10 @@ the element's tooltip / comment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from ..records import dataclass
 from .text import STYLES, block_size
 
 Line = tuple[str, str]  # (text, style): style a key of text.STYLES

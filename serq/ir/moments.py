@@ -8,7 +8,7 @@ supply it.  This table is the language's rule, read by the IR validator
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import dataclass
 
 ALL_QUERIES = frozenset({"Used", "Free", "CachedIn", "Holders", "Queued", "Prefilling", "Queue", "Busy", "Work",
                          "EstLambda", "EstRho", "EstWait", "BudgetLeft", "Price"})

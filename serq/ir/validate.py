@@ -27,10 +27,10 @@ Checked here:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
 from ..diag import Collector, Diagnostic, SerqError, Span
+from ..records import dataclass
 from . import model as M
 from .expr import children, const_value, dist_problem, is_constant, strip_cost, walk
 from .moments import CTX_SPELLING, MOMENTS, QUERY_SPELLING, Moment

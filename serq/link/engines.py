@@ -150,15 +150,9 @@ class Engines:
         of inf is written 0, and Z3 shows that every value the cap can take,
         for every value of what its condition reads, is above 0 (the kernel
         would read 0 as no cap: the program would mean one thing and run
-        another)."""
-        from .. import smt
-
-        def ref_name(ref, kind):
-            decls = self.pools_meta if kind == "pool" else self.stages_meta
-            return decls[ref.base].name if 0 <= ref.base < len(decls) else f"{kind}{ref.base}"
-
-        cex = smt.cap_counterexample(e, name_of_ref=ref_name,
-                                     reg_names=tuple(r.name for r in self.registers))
+        another).  A cap whose every branch is a number above 0 needs no
+        proof (nor Z3's start-up)."""
+        cex = None if _above_zero(e) else self._cap_counterexample(e)
         if cex is not None:
             text = _source_text(src.span)
             named = []
@@ -187,6 +181,26 @@ class Engines:
                                self.spans.get(id(x), src.span))
             return x
         return self.fold(conv(e))
+
+
+    def _cap_counterexample(self, e: M.Expr):
+        from .. import smt
+
+        def ref_name(ref, kind):
+            decls = self.pools_meta if kind == "pool" else self.stages_meta
+            return decls[ref.base].name if 0 <= ref.base < len(decls) else f"{kind}{ref.base}"
+
+        return smt.cap_counterexample(e, name_of_ref=ref_name, reg_names=tuple(r.name for r in self.registers))
+
+
+def _above_zero(e: M.Expr) -> bool:
+    """Every value ``e`` can take is above 0: a number, or a condition whose
+    branches are (``n > 1 ? chunk_cap : inf``)."""
+    if type(e) is M.ENum:
+        return e.value > 0
+    if type(e) is M.ECond:
+        return _above_zero(e.then) and _above_zero(e.other)
+    return False
 
 
 def _source_text(span: Optional[Span]) -> Optional[str]:

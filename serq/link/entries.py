@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Optional
 
 from ..diag import Span, did_you_mean
 from ..ir import model as M
 from ..ir.expr import const_value, draws
+from ..records import dataclass
 from ..syntax import ast as A
 from .env import Env
 from .nodes import LinkAbort, fmt

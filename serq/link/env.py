@@ -5,10 +5,11 @@ a schedule's lets) and the engine whose clause it is."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Optional
 
 from ..diag import Span
+from ..records import dataclass
 
 # The clauses an expression can stand in, and the IR moment each is read at.
 CLAUSE_MOMENT = {

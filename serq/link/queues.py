@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from ..diag import Span, did_you_mean
+from ..records import dataclass
 from ..syntax import ast as A
 from .env import Env
 from .nodes import LinkAbort, fmt

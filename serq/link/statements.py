@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace as _replace
+from dataclasses import replace as _replace
 from typing import Optional
 
 from ..diag import Span, did_you_mean
 from ..ir import model as M
 from ..ir.expr import draws, walk
+from ..records import dataclass
 from ..syntax import ast as A
 from . import catalogue as C
 from . import entries

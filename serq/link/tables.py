@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from ..diag import Span
 from ..ir import model as M
+from ..records import dataclass
 from ..syntax import ast as A
 
 

@@ -1,5 +1,7 @@
-"""The parser: one LALR(1) lark instance, a transformer to the AST, and parse
-errors phrased in words (expression, `;`, end of input), not token names."""
+"""The parser: the grammar's LALR(1) tables run by serQ's driver
+(serq.syntax.lalr; lark built the tables and is not imported), a transformer
+to the AST, and parse errors phrased in words (expression, `;`, end of
+input), not token names."""
 
 from __future__ import annotations
 
@@ -8,30 +10,22 @@ import re
 from functools import lru_cache
 from typing import Optional
 
-import lark
-from lark import Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-
 from ..diag import Diagnostic, SerqError, Sources, Span
 from . import ast as A, tables
-
-_GRAMMAR = tables.GRAMMAR
+from .lalr import Parser, Token, Transformer, UnexpectedCharacters, UnexpectedInput, UnexpectedToken, with_meta
 
 
 @lru_cache(maxsize=None)
-def _lark() -> lark.Lark:
-    """The parser: read from its tables (serq.syntax.tables) where they are
-    the grammar's, else built from the grammar."""
-    with open(_GRAMMAR, "rb") as f:
-        grammar = f.read()
-    return tables.load(grammar, lark) or tables.build(grammar)
+def _parser() -> Parser:
+    """The parser: the grammar's tables (serq.syntax.tables), read from their
+    file where it is the grammar's, else built."""
+    return Parser(tables.load())
 
 
 class _Builder(Transformer):
     """Grammar rules → AST nodes.  A rule without a handler fails loudly."""
 
     def __init__(self, path: str):
-        super().__init__(visit_tokens=False)
         self.path = path
 
     def __default__(self, data, children, meta):  # pragma: no cover - a grammar/handler mismatch
@@ -47,7 +41,7 @@ class _Builder(Transformer):
         return Span(self.path, tok.line, tok.column, tok.end_line, tok.end_column)
 
     # -- program --
-    @v_args(meta=True)
+    @with_meta
     def start(self, meta, children):
         top, main, after, seen = [], None, [], False
         for c in children:
@@ -59,26 +53,26 @@ class _Builder(Transformer):
                 top.append(c)
         return A.Program(self.sp(meta), top, main, after, self.path)
 
-    @v_args(meta=True)
+    @with_meta
     def library(self, meta, children):
         return A.Program(self.sp(meta), list(children), None, [], self.path)
 
     def expr_start(self, c):
         return c[0]
 
-    @v_args(meta=True)
+    @with_meta
     def main(self, meta, children):
         return A.Main(self.sp(meta), [c for c in children if not isinstance(c, Token)])
 
-    @v_args(meta=True)
+    @with_meta
     def let_item(self, meta, c):
         return A.Let(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def use_item(self, meta, c):
         return A.Use(self.sp(meta), str(c[0])[1:-1])
 
-    @v_args(meta=True)
+    @with_meta
     def def_item(self, meta, c):
         name, params, body = c
         kind, payload = body
@@ -86,15 +80,15 @@ class _Builder(Transformer):
                      payload if kind == "expr" else None,
                      payload if kind == "block" else None, self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def def_block(self, meta, c):
         return ("block", A.Block(self.sp(meta), list(c)))
 
-    @v_args(meta=True)
+    @with_meta
     def def_expr(self, meta, c):
         return ("expr", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def def_eq(self, meta, c):
         return ("expr", c[0])
 
@@ -105,12 +99,12 @@ class _Builder(Transformer):
         return c[0]
 
     # -- pools --
-    @v_args(meta=True)
+    @with_meta
     def pool_item(self, meta, c):
         name, count, *opts = c
         return A.PoolDecl(self.sp(meta), str(name), count, list(opts), name_span=self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def pool_on_item(self, meta, c):
         name, owner, device, *opts = c
         return A.PoolDecl(self.sp(meta), str(name), None, list(opts), owner=str(owner),
@@ -118,13 +112,13 @@ class _Builder(Transformer):
 
     q_pool_on = pool_on_item
 
-    @v_args(meta=True)
+    @with_meta
     def q_pool(self, meta, c):
         name, *opts = c
         return A.PoolDecl(self.sp(meta), str(name), None, list(opts), name_span=self.tsp(name))
 
     def _opt(kind, nexprs=0):
-        @v_args(meta=True)
+        @with_meta
         def f(self, meta, c):
             return A.Opt(self.sp(meta), kind, exprs=list(c[:nexprs]) if nexprs else [])
         return f
@@ -141,138 +135,138 @@ class _Builder(Transformer):
     opt_cache_shared_fifo = _opt("cache_shared_fifo")
     opt_cache_at = _opt("cache_at", 1)
 
-    @v_args(meta=True)
+    @with_meta
     def opt_evict_by(self, meta, c):
         return A.Opt(self.sp(meta), "evict_by", exprs=c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def opt_queue_by(self, meta, c):
         return A.Opt(self.sp(meta), "queue_by", exprs=c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def opt_preempt_by(self, meta, c):
         return A.Opt(self.sp(meta), "preempt_by", exprs=c[0], word=c[1])
 
     def requeue(self, c):
         return str(c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def opt_spill(self, meta, c):
         to, via, work, when = c
         return A.Opt(self.sp(meta), "spill", exprs=[work, when], refs=[to, via])
 
-    @v_args(meta=True)
+    @with_meta
     def opt_admit_via(self, meta, c):
         return A.Opt(self.sp(meta), "admit_via", word=str(c[0]))
 
     # -- stages --
-    @v_args(meta=True)
+    @with_meta
     def stage_item(self, meta, c):
         name, count, kind = c
         return A.StageDecl(self.sp(meta), str(name), count, kind, self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def kind_fifo(self, meta, c):
         return A.Kind(self.sp(meta), "fifo", c[0] if c else None)
 
-    @v_args(meta=True)
+    @with_meta
     def kind_ps(self, meta, c):
         return A.Kind(self.sp(meta), "ps", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def kind_delay(self, meta, c):
         return A.Kind(self.sp(meta), "delay")
 
-    @v_args(meta=True)
+    @with_meta
     def stage_step_old(self, meta, c):
         name, count, *items = c
         return A.StageDecl(self.sp(meta), str(name), count, A.Kind(self.sp(meta), "step", None, list(items)),
                            self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def oldstep(self, meta, c):
         return (str(c[0]), c[1], self.sp(meta))
 
     # -- devices and engines --
-    @v_args(meta=True)
+    @with_meta
     def device_item(self, meta, c):
         name, count, *res = c
         return A.DeviceDecl(self.sp(meta), str(name), count, list(res), self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def q_device(self, meta, c):
         name, *res = c
         return A.DeviceDecl(self.sp(meta), str(name), None, list(res), self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def res_time(self, meta, c):
         return A.TimeResource(self.sp(meta), str(c[0]), c[1] or [], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def res_cap(self, meta, c):
         return A.CapResource(self.sp(meta), str(c[0]), c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def engine_item(self, meta, c):
         name, count, device, *items = c
         return A.EngineDecl(self.sp(meta), str(name), count, str(device), list(items), self.tsp(name))
 
-    @v_args(meta=True)
+    @with_meta
     def q_engine(self, meta, c):
         device, *items = c
         return A.EngineDecl(self.sp(meta), "", None, str(device), list(items), self.sp(meta))
 
-    @v_args(meta=True)
+    @with_meta
     def e_cap(self, meta, c):
         return A.ECap(self.sp(meta), str(c[0]), c[1], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def e_granule(self, meta, c):
         return A.EGranule(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def e_state(self, meta, c):
         return A.EState(self.sp(meta), str(c[0]), c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def e_schedule(self, meta, c):
         lets = [x for x in c if isinstance(x, A.Let)]
         stmts = [x for x in c if not isinstance(x, A.Let)]
         return A.ESchedule(self.sp(meta), lets, stmts)
 
-    @v_args(meta=True)
+    @with_meta
     def slet(self, meta, c):
         return A.Let(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def e_execute(self, meta, c):
         return A.EExecute(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def e_request(self, meta, c):
         params, *stmts = c
         return A.ERequest(self.sp(meta), params or [], list(stmts))
 
-    @v_args(meta=True)
+    @with_meta
     def s_advance(self, meta, c):
         return A.SAdvance(self.sp(meta), c[0], c[1], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def s_admit(self, meta, c):
         return A.SAdmit(self.sp(meta), c[0], c[1], c[2], c[3])
 
-    @v_args(meta=True)
+    @with_meta
     def s_exclusive(self, meta, c):
         return A.SExclusive(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def s_branch(self, meta, c):
         return A.SBranch(self.sp(meta), c[0], c[1], c[2])
 
     def sblock(self, c):
         return list(c)
 
-    @v_args(meta=True)
+    @with_meta
     def s_set(self, meta, c):
         return A.SSet(self.sp(meta), str(c[0]), c[1])
 
@@ -285,24 +279,24 @@ class _Builder(Transformer):
     def atmost(self, c):
         return c[0]
 
-    @v_args(meta=True)
+    @with_meta
     def order_admission(self, meta, c):
         return A.Order(self.sp(meta), "admission")
 
-    @v_args(meta=True)
+    @with_meta
     def order_by(self, meta, c):
         return A.Order(self.sp(meta), "by", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def order_decode_first(self, meta, c):
         return A.Order(self.sp(meta), "decode_first")
 
-    @v_args(meta=True)
+    @with_meta
     def taking(self, meta, c):
         *takes, reuse = c
         return A.Taking(self.sp(meta), list(takes), reuse)
 
-    @v_args(meta=True)
+    @with_meta
     def take(self, meta, c):
         return A.Take(self.sp(meta), c[0], c[1], c[2])
 
@@ -312,27 +306,27 @@ class _Builder(Transformer):
     def reuse(self, c):
         return c[0]
 
-    @v_args(meta=True)
+    @with_meta
     def r_prefill(self, meta, c):
         return A.RPrefill(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def r_decode(self, meta, c):
         return A.RDecode(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def r_await(self, meta, c):
         return A.RAwait(self.sp(meta))
 
-    @v_args(meta=True)
+    @with_meta
     def r_admission(self, meta, c):
         return A.RAdmission(self.sp(meta), list(c))
 
-    @v_args(meta=True)
+    @with_meta
     def r_cache(self, meta, c):
         return A.RCache(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def binding(self, meta, c):
         return A.Binding(self.sp(meta), str(c[0]), c[1])
 
@@ -340,40 +334,40 @@ class _Builder(Transformer):
         return c[0]
 
     # -- workload --
-    @v_args(meta=True)
+    @with_meta
     def workload_item(self, meta, c):
         return A.Workload(self.sp(meta), list(c))
 
-    @v_args(meta=True)
+    @with_meta
     def wl_arrive(self, meta, c):
         return A.WArrive(self.sp(meta), str(c[0]), c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def wl_trace(self, meta, c):
         return A.WTrace(self.sp(meta), str(c[0])[1:-1], c[1] is not None)
 
-    @v_args(meta=True)
+    @with_meta
     def wl_init(self, meta, c):
         return A.WBlock(self.sp(meta), "init", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def wl_turn(self, meta, c):
         return A.WBlock(self.sp(meta), "turn", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def wl_session(self, meta, c):
         return A.WBlock(self.sp(meta), "session", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def wl_hidden(self, meta, c):
         return A.WHidden(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def server_item(self, meta, c):
         return A.Server(self.sp(meta), c[0])
 
     # -- queues and relations --
-    @v_args(meta=True)
+    @with_meta
     def queue_item(self, meta, c):
         name, count, roles, *items = c
         roles = roles or []
@@ -383,15 +377,15 @@ class _Builder(Transformer):
     def roles(self, c):
         return list(c)
 
-    @v_args(meta=True)
+    @with_meta
     def q_serve(self, meta, c):
         return A.QServe(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def q_nic(self, meta, c):
         return A.QNic(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def q_entry(self, meta, c):
         verb, params, src, block = c
         vspan = self.tsp(verb) if isinstance(verb, Token) else self.sp(meta)
@@ -407,20 +401,20 @@ class _Builder(Transformer):
     def verb_transfer(self, c):
         return "transfer"
 
-    @v_args(meta=True)
+    @with_meta
     def share_item(self, meta, c):
         return A.ShareDecl(self.sp(meta), str(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def relation_item(self, meta, c):
         reader, verb, source, latency, share = c
         return A.Relation(self.sp(meta), str(reader), str(verb), str(source), latency, str(share))
 
-    @v_args(meta=True)
+    @with_meta
     def gauge_item(self, meta, c):
         return A.GaugeDecl(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def claim_item(self, meta, c):
         name, given, (form, stage, expr) = c
         return A.ClaimDecl(self.sp(meta), str(name), given, form, stage, expr, self.tsp(name))
@@ -437,7 +431,7 @@ class _Builder(Transformer):
     def claim_end(self, c):
         return ("end", None, c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def runblock_item(self, meta, c):
         return A.RunBlock(self.sp(meta), [(str(c[i]), c[i + 1], self.tsp(c[i])) for i in range(0, len(c), 2)])
 
@@ -445,61 +439,61 @@ class _Builder(Transformer):
         return c[0]
 
     # -- statements --
-    @v_args(meta=True)
+    @with_meta
     def block(self, meta, c):
         return A.Block(self.sp(meta), list(c))
 
-    @v_args(meta=True)
+    @with_meta
     def st_turn(self, meta, c):
         return A.Turn(self.sp(meta))
 
-    @v_args(meta=True)
+    @with_meta
     def st_request(self, meta, c):
         return A.RequestStmt(self.sp(meta))
 
-    @v_args(meta=True)
+    @with_meta
     def st_size(self, meta, c):
         return A.SizeDecl(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def st_cost(self, meta, c):
         return A.CostDecl(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def st_cost_record(self, meta, c):
         return A.CostRecord(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
     def fields(self, c):
         return list(c)
 
-    @v_args(meta=True)
+    @with_meta
     def field(self, meta, c):
         return A.CostField(self.sp(meta), str(c[0]), c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def st_set(self, meta, c):
         return A.Set(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def st_observe(self, meta, c):
         return A.Observe(self.sp(meta), str(c[0]), c[1], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def st_hold(self, meta, c):
         pools = [x for x in c if isinstance(x, A.HoldPool)]
         rest = c[len(pools):]
         reuse, admission, body, cache, lease = rest
         return A.Hold(self.sp(meta), pools, reuse, admission or [], body, cache, lease)
 
-    @v_args(meta=True)
+    @with_meta
     def holdpool(self, meta, c):
         return A.HoldPool(self.sp(meta), c[0], c[1], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def admission(self, meta, c):
         return c[0]
 
-    @v_args(meta=True)
+    @with_meta
     def binding_list(self, meta, c):
         out = []
         for i in range(0, len(c), 2):
@@ -511,31 +505,31 @@ class _Builder(Transformer):
     def cache(self, c):
         return c[0]
 
-    @v_args(meta=True)
+    @with_meta
     def lease(self, meta, c):
         return A.Lease(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def st_grow(self, meta, c):
         return A.Grow(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def st_drop(self, meta, c):
         return A.Drop(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def st_content(self, meta, c):
         return A.Content(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def st_release(self, meta, c):
         return A.Release(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def st_load(self, meta, c):
         return A.Load(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def st_run(self, meta, c):
         ref, mode, work, growing = c
         return A.Run(self.sp(meta), [ref], mode, work, growing)
@@ -546,76 +540,76 @@ class _Builder(Transformer):
     def mode_decode(self, c):
         return "decode"
 
-    @v_args(meta=True)
+    @with_meta
     def st_run_multi(self, meta, c):
         *refs, work = c
         return A.Run(self.sp(meta), list(refs), None, work, None)
 
-    @v_args(meta=True)
+    @with_meta
     def st_run_own(self, meta, c):
         return A.Run(self.sp(meta), [], None, c[0], None)
 
-    @v_args(meta=True)
+    @with_meta
     def st_branch(self, meta, c):
         return A.Branch(self.sp(meta), c[0], c[1], c[2], False)
 
-    @v_args(meta=True)
+    @with_meta
     def st_branch_with(self, meta, c):
         return A.Branch(self.sp(meta), c[0], c[1], c[2], True)
 
-    @v_args(meta=True)
+    @with_meta
     def st_while(self, meta, c):
         return A.While(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def st_loop(self, meta, c):
         return A.Loop(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def st_fork(self, meta, c):
         return A.Fork(self.sp(meta), c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def st_join(self, meta, c):
         return A.Join(self.sp(meta))
 
-    @v_args(meta=True)
+    @with_meta
     def st_choose(self, meta, c):
         return A.Choose(self.sp(meta), str(c[0]), c[1], c[2], self.tsp(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def st_end(self, meta, c):
         return A.End(self.sp(meta))
 
-    @v_args(meta=True)
+    @with_meta
     def st_mark(self, meta, c):
         return A.Mark(self.sp(meta), str(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def st_transfer(self, meta, c):
         where, work, src, dst, tokens = c
         return A.Transfer(self.sp(meta), where, work, src, dst, tokens)
 
-    @v_args(meta=True)
+    @with_meta
     def st_tool(self, meta, c):
         return A.Tool(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def tool_where(self, meta, c):
         w = c[0]
         if w is None:
             return A.Where(self.sp(meta), None, [])
         return w
 
-    @v_args(meta=True)
+    @with_meta
     def tool_index(self, meta, c):
         return A.Where(self.sp(meta), c[0], [])
 
-    @v_args(meta=True)
+    @with_meta
     def tool_on(self, meta, c):
         return A.Where(self.sp(meta), None, list(c))
 
-    @v_args(meta=True)
+    @with_meta
     def st_call(self, meta, c):
         target, src, to = c
         return A.CallStmt(self.sp(meta), target, src, to)
@@ -627,11 +621,11 @@ class _Builder(Transformer):
         return (c[0], c[1])
 
     # -- references --
-    @v_args(meta=True)
+    @with_meta
     def ref(self, meta, c):
         return A.Ref(self.sp(meta), list(c))
 
-    @v_args(meta=True)
+    @with_meta
     def refpart(self, meta, c):
         return A.RefPart(self.sp(meta), str(c[0]), c[1])
 
@@ -639,71 +633,71 @@ class _Builder(Transformer):
     def exprs(self, c):
         return list(c)
 
-    @v_args(meta=True)
+    @with_meta
     def e_cond(self, meta, c):
         return A.Cond(self.sp(meta), c[0], c[1], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def e_or(self, meta, c):
         return A.Binary(self.sp(meta), "||", c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def e_and(self, meta, c):
         return A.Binary(self.sp(meta), "&&", c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def e_cmp(self, meta, c):
         return A.Binary(self.sp(meta), str(c[1]), c[0], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def e_add(self, meta, c):
         return A.Binary(self.sp(meta), str(c[1]), c[0], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def e_mul(self, meta, c):
         return A.Binary(self.sp(meta), str(c[1]), c[0], c[2])
 
-    @v_args(meta=True)
+    @with_meta
     def e_neg(self, meta, c):
         return A.Unary(self.sp(meta), "-", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def e_not(self, meta, c):
         return A.Unary(self.sp(meta), "!", c[0])
 
-    @v_args(meta=True)
+    @with_meta
     def e_pow(self, meta, c):
         return A.Binary(self.sp(meta), "^", c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def e_dot(self, meta, c):
         return A.Dot(self.sp(meta), c[0], str(c[1]))
 
-    @v_args(meta=True)
+    @with_meta
     def e_index(self, meta, c):
         return A.Index(self.sp(meta), c[0], c[1])
 
-    @v_args(meta=True)
+    @with_meta
     def e_call(self, meta, c):
         return A.Call(self.sp(meta), c[0], c[1] or [])
 
-    @v_args(meta=True)
+    @with_meta
     def e_num(self, meta, c):
         return A.Num(self.sp(meta), float(str(c[0])))
 
-    @v_args(meta=True)
+    @with_meta
     def e_name(self, meta, c):
         return A.Name(self.sp(meta), str(c[0]))
 
-    @v_args(meta=True)
+    @with_meta
     def e_string(self, meta, c):
         return A.Str(self.sp(meta), str(c[0])[1:-1])
 
-    @v_args(meta=True)
+    @with_meta
     def e_draw(self, meta, c):
         return A.Draw(self.sp(meta), str(c[0]), c[1] or [])
 
-    @v_args(meta=True)
+    @with_meta
     def e_agg(self, meta, c):
         kind, var, count, body = c
         return A.Agg(self.sp(meta), str(kind), str(var), count, body)
@@ -727,8 +721,7 @@ _ITEM_START = {"POOL", "STAGE", "WORKLOAD", "SERVER", "DEVICE"}
 
 
 def _terminal_words(names: set[str]) -> list[str]:
-    lk = _lark()
-    patterns = {t.name: t.pattern for t in lk.terminals}
+    terminals = {t.name: t for t in _parser().terminals}
     words = []
     names = set(names)
     if _STATEMENT_START <= names:
@@ -743,8 +736,8 @@ def _terminal_words(names: set[str]) -> list[str]:
     for n in sorted(names):
         if n in _WORDS:
             words.append(_WORDS[n])
-        elif n in patterns and patterns[n].type == "str":
-            words.append(f"`{patterns[n].value}`")
+        elif n in terminals and terminals[n].type == "str":
+            words.append(f"`{terminals[n].value}`")
         else:
             words.append(n.lower())
     # keep the list readable
@@ -811,20 +804,19 @@ def _first_hour(path: str, text: str, e: UnexpectedInput, start: str) -> Optiona
 
 def _keywords() -> list[str]:
     """The grammar's keywords (its terminals that are words)."""
-    return sorted({w for t in _lark().terminals for w in _terminal_keywords(t.name)})
+    return sorted({w for t in _parser().terminals for w in _terminal_keywords(t.name)})
 
 
 def _terminal_keywords(name: str) -> list[str]:
     """The words a terminal is: one for a keyword (`stage`), several for an
     alternation of words (`(?:pull|push)`), none for any other."""
-    for t in _lark().terminals:
-        if t.name == name:
-            v = t.pattern.value
-            if t.pattern.type == "str":
-                return [v] if re.fullmatch(r"[a-z_]+", v) else []
-            m = re.fullmatch(r"\(\?:([a-z_]+(?:\|[a-z_]+)*)\)", v)
-            return m.group(1).split("|") if m else []
-    return []
+    t = _parser().by_name.get(name)
+    if t is None:
+        return []
+    if t.type == "str":
+        return [t.value] if re.fullmatch(r"[a-z_]+", t.value) else []
+    m = re.fullmatch(r"\(\?:([a-z_]+(?:\|[a-z_]+)*)\)", t.value)
+    return m.group(1).split("|") if m else []
 
 
 def _closest(word: str, candidates: list[str]) -> Optional[str]:
@@ -945,7 +937,7 @@ def _missing_semicolon(path: str, text: str, tok: Token, pos: int, start: str) -
     at = len(before)
     fixed = text[:at] + ";" + text[at:]
     try:
-        _lark().parse(fixed, start=start)
+        _parser().parse(fixed, start)
     except UnexpectedToken as again:
         if _offset(fixed, again.token) <= pos + 1:    # the `;` does not get the parse past the token
             return None
@@ -996,10 +988,7 @@ def _parse_error(path: str, text: str, e: UnexpectedInput) -> SerqError:
                 help_ = f"did you mean `{close}`?"
         return SerqError(Diagnostic("E102", f"expected {_join(expected)}{closing}, found {_found(tok)}",
                                     span, help=help_))
-    if isinstance(e, UnexpectedEOF):
-        span = Span(path, 1, 1, 1, 2)
-        return SerqError(Diagnostic("E102", "unexpected end of input", span))
-    return SerqError(Diagnostic("E102", str(e).split("\n")[0]))
+    return SerqError(Diagnostic("E102", str(e).split("\n")[0]))    # pragma: no cover - the driver raises no other
 
 
 def _hint(tok: Token, expected: set[str]) -> Optional[str]:
@@ -1015,18 +1004,10 @@ def _parse(text: str, path: str, start: str):
         text = text[1:]
     Sources.add(path, text)
     try:
-        tree = _lark().parse(text, start=start)
+        tree = _parser().parse(text, start)
     except UnexpectedInput as e:
         raise (_first_hour(path, text, e, start) or _parse_error(path, text, e)) from None
-    except RecursionError:
-        raise SerqError(Diagnostic("E103", "the program nests too deeply to parse",
-                                   Span(path, 1, 1, 1, 2))) from None
-    try:
-        return _Builder(path).transform(tree)
-    except lark.exceptions.VisitError as ve:  # pragma: no cover - a handler bug
-        if isinstance(ve.orig_exc, SerqError):
-            raise ve.orig_exc from None
-        raise ve.orig_exc
+    return _Builder(path).transform(tree)
 
 
 def parse(text: str, path: str = "<input>") -> A.Program:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from . import corpus as C
 
-KINDS = ("source", "numeric", "ir", "retype", "trace", "oracle", "table", "api", "cli", "signals")
+KINDS = ("source", "numeric", "ir", "retype", "trace", "oracle", "table", "api", "cli", "parser", "signals")
 
 
 class Chooser:

@@ -28,7 +28,12 @@ raises :class:`Finding` for what is worse than an error:
   ``serq run`` sent SIGINT, SIGTERM or SIGHUP at a random moment: a process
   left is an ``orphan``, a table not whole or an earlier one changed
   ``lost``, an exit status not 128 + the signal's number (or 0, done) a
-  crash."""
+  crash;
+* ``parser``: a source mutant (the ``source`` kind's mutator; a third of
+  them with an odd character put in) parsed from each start rule by serQ's
+  driver (serq.syntax.lalr) and by lark's parser of the grammar
+  (tests/lark_reference.py): a tree or an error that differs in anything, a
+  place included, is ``wrong``."""
 
 from __future__ import annotations
 
@@ -805,6 +810,35 @@ def signals_run(m, simulate) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- the parser against lark
+
+# characters no terminal begins with, or only some: the lexer's errors and
+# its retries with every terminal (and `"`, `/`, `.` inside a token)
+ODD_CHARACTERS = ("@", "#", "$", "`", "'", "\\", '"', "/", "*", ".", "\u00e9", "\u03bb", "\x00", "\u00a0", "\t",
+                  "\r", "\u2028", "\U0001d6cc", "e", "_", "0")
+
+
+def parser_make(ch, i=None):
+    """A source mutant, and in a third of them a character put anywhere."""
+    from .mutate import source_mutant
+    m = source_mutant(ch)
+    text, what = m.text, m.what
+    if ch.chance(1, 3):
+        k = ch.below(len(text) + 1)
+        c = ch.pick(ODD_CHARACTERS)
+        text, what = text[:k] + c + text[k:], f"{what}; insert {c!r} at {k}"
+    return _mutant("parser", m.example, what, text=text, horizon=m.horizon)
+
+
+def parser_run(m, simulate):
+    from tests import lark_reference as R
+    diffs = R.differences(m.text)
+    if diffs:
+        start, a, b = diffs[0]
+        raise Finding("wrong", f"from `{start}`: lark {str(a)[:300]} / the driver {str(b)[:300]}")
+    return "error" if R.by_driver(m.text, "start")[0] != "tree" else None
+
+
 # ---------------------------------------------------------------- the registry
 
 KINDS = {
@@ -815,6 +849,7 @@ KINDS = {
     "api": (api_make, api_run),
     "cli": (cli_make, cli_run),
     "signals": (signals_make, signals_run),
+    "parser": (parser_make, parser_run),
 }
 
 

@@ -1,9 +1,9 @@
 """The fuzzers, bounded for CI (seeded by the Hypothesis profile, about three
 minutes in all): every source, numeric and IR mutant Hypothesis draws, every
 surface's (tests/fuzz/surfaces.py: the IR retyped, traces, oracle inputs,
-tables, the Python API, the command line), and arbitrary text and token
-soup, ends in a clean run or a located SerqError and breaks no surface's
-property (``check.outcome``).  A failure prints
+tables, the Python API, the command line, the parser held to lark), and
+arbitrary text and token soup, ends in a clean run or a located SerqError
+and breaks no surface's property (``check.outcome``).  A failure prints
 the mutant's record; ``python -m tests.fuzz replay`` reruns one written to a
 file, and ``make fuzz N=…`` runs many more."""
 
@@ -20,7 +20,7 @@ from . import check, mutate
 # surface's file read, a call, a command in a sandbox); signals are
 # tests/sweeps/test_signals.py's in CI, `make fuzz`'s beyond
 EXAMPLES = {"source": 3000, "numeric": 600, "ir": 1500, "retype": 150, "trace": 60, "oracle": 100, "table": 40,
-            "api": 100, "cli": 40}
+            "api": 100, "cli": 40, "parser": 300}
 
 
 def _assert_no_finding(m: mutate.Mutant) -> None:

@@ -46,11 +46,13 @@ PIP=("$VENV/bin/pip" install --disable-pip-version-check)
 # 2. SGLang without its dependency set (which names CUDA packages).
 "${PIP[@]}" --no-deps "sglang==0.5.23"
 # 3. What the scheduler's imports need, each without its own dependencies
+#    (transformers at the version SGLang 0.5.23 pins: a newer one asks for a
+#    huggingface_hub this list cannot take)
 #    (their closure is this list; a CUDA torchvision would break transformers).
 "${PIP[@]}" --no-deps numpy orjson psutil pybase64 requests urllib3 idna \
   certifi triton packaging pillow starlette anyio msgspec pydantic_core pyzmq tqdm IPython \
   traitlets pygments pydantic typing_inspection typing_extensions aiohttp multidict attrs yarl propcache \
-  aiohappyeyeballs aiosignal frozenlist transformers regex "huggingface_hub<2" httpx2 pyyaml \
+  aiohappyeyeballs aiosignal frozenlist "transformers==5.19.0" regex "huggingface_hub<2" httpx2 pyyaml \
   httpcore2 truststore h11 httpx httpcore "safetensors>=0.8.0" "tokenizers==0.23.2" dill \
   "apache-tvm-ffi==0.1.11" sentencepiece compressed_tensors loguru annotated_types gguf openai \
   sniffio partial_json_parser setproctitle einops uvicorn click fastapi annotated_doc \
