@@ -362,7 +362,7 @@ def draw(file, sets, view, fmt, out, force):
     needs matplotlib, serq[plot]).  What the figure could not show is said on
     stderr."""
     from . import files
-    ext = {".svg": "svg", ".tex": "tikz", ".png": "png"}
+    from .draw import EXTENSIONS as ext
     if out and fmt is None:
         fmt = ext.get(os.path.splitext(out)[1].lower())
         if fmt is None:
