@@ -24,40 +24,25 @@ raises :class:`Finding` for what is worse than an error:
 * ``cli``: a ``serq`` command line of odd options and values, in a
   sandbox with a program and a user's files: exit 3 or a traceback is a
   crash, a user's file changed is ``lost``;
-* ``signals``: ``serq sweep`` (a pool, a Dask cluster, one process) or
-  ``serq run`` sent SIGINT, SIGTERM or SIGHUP at a random moment: a process
-  left is an ``orphan``, a table not whole or an earlier one changed
-  ``lost``, an exit status not 128 + the signal's number (or 0, done) a
-  crash."""
+* ``signals``: ``serq sweep`` and ``serq run`` sent SIGINT, SIGTERM or
+  SIGHUP at a drawn moment (tests/fuzz/interrupts.py)."""
 
 from __future__ import annotations
 
 import base64
 import copy
 import glob
-import io
 import json
 import os
 import random
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from functools import lru_cache
 
 from . import corpus as C
+from . import interrupts
 from . import jsonmut as J
-
-
-class Finding(Exception):
-    """Worse than an error: ``status`` is past | wrong | lost | orphan | crash."""
-
-    def __init__(self, status: str, detail: str):
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
+from .check import Finding
 
 
 def _mutant(kind, example, what, **kw):
@@ -707,104 +692,6 @@ def cli_run(m, simulate) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-# ---------------------------------------------------------------- signals
-
-def _descendants(pid: int) -> list:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for t in tasks:
-            try:
-                with open(f"/proc/{p}/task/{t}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
-            except OSError:
-                continue
-            out += kids
-            todo += kids
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
-SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def signals_make(ch, i=None):
-    how = ch.pick(("pool", "pool", "pool", "one", "dask", "run"))
-    sig = ch.pick(SIGNALS)
-    delay = ch.pick((0.05, 0.3, 1.0, 2.0, 3.0, 5.0, 8.0))
-    return _mutant("signals", how, f"{how} sent {sig} after {delay} s", args=[how, sig, delay])
-
-
-def signals_run(m, simulate) -> None:
-    how, sig, delay = m.args
-    sig = getattr(signal, sig)
-    d = _tmpdir()
-    try:
-        out = os.path.join(d, "t.csv")
-        earlier = "seed,run.end\n1,5\n"
-        with open(out, "w") as f:
-            f.write(earlier)
-        base = [sys.executable, "-m", "serq.cli"]
-        if how == "run":
-            cmd = base + ["run", os.path.join(C.ROOT, MG1), "--horizon", "3e5"]
-        else:
-            cmd = base + ["sweep", os.path.join(C.ROOT, MG1), "--set", "lambda=0.5,0.6,0.7", "--seeds", "1-2",
-                          "--horizon", "2e4", "--out", out]
-            cmd += {"pool": ["--jobs", "2"], "one": ["--jobs", "1"], "dask": ["--jobs", "2", "--dask", "local"]}[how]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=C.ROOT,
-                             start_new_session=True)
-        seen: set = set()
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < delay and p.poll() is None:
-            seen.update(_descendants(p.pid))
-            time.sleep(0.02)
-        seen.update(_descendants(p.pid))
-        if p.poll() is None:
-            p.send_signal(sig)
-        try:
-            _, err = p.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            raise Finding("orphan", f"no end 120 s after {m.what}") from None
-        time.sleep(1.0)
-        left = [k for k in seen if _alive(k)]
-        for k in left:
-            try:
-                os.kill(k, signal.SIGKILL)
-            except OSError:
-                pass
-        if left:
-            raise Finding("orphan", f"{len(left)} of {len(seen)} processes left after {m.what}")
-        if "Traceback" in err:
-            raise Finding("crash", f"a traceback after {m.what}: {err[-400:]}")
-        if p.returncode == -sig and not seen:
-            return "error"    # killed before it set its handlers: it had started nothing, written nothing
-        if p.returncode not in (0, 128 + sig):
-            raise Finding("crash", f"exit {p.returncode} after {m.what}: {err[-300:]}")
-        if how != "run":
-            with open(out) as f:
-                text = f.read()
-            if p.returncode != 0 and text != earlier:
-                raise Finding("lost", f"the earlier table changed by a sweep stopped by {m.what}")
-            if p.returncode == 0 and len(text.splitlines()) != 7:
-                raise Finding("lost", f"a table of {len(text.splitlines())} lines, not 7, after {m.what}")
-        if [f for f in os.listdir(d) if f != "t.csv"]:
-            raise Finding("lost", f"a temporary file left after {m.what}: {os.listdir(d)}")
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
 # ---------------------------------------------------------------- the registry
 
 KINDS = {
@@ -814,7 +701,7 @@ KINDS = {
     "table": (table_make, table_run),
     "api": (api_make, api_run),
     "cli": (cli_make, cli_run),
-    "signals": (signals_make, signals_run),
+    "signals": (interrupts.make, interrupts.run),
 }
 
 

@@ -18,7 +18,7 @@ import pytest
 MG1 = "examples/single-turn/mg1.sq"
 
 
-from tests.fuzz.surfaces import _alive, _descendants as _children  # noqa: E402  (Linux /proc)
+from tests.fuzz.interrupts import _alive, _descendants as _children  # noqa: E402  (Linux /proc)
 
 
 def _start(tmp_path, extra):
