@@ -325,9 +325,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
             irs.append(I.dumps(p))
     except BaseException:
         if pool is not None:
-            from ..signals import stop_processes
-            stop_processes(pool)      # (a signal while the points link: the workers go now)
-            pool.shutdown(wait=True, cancel_futures=True)
+            backends.stop(pool)       # (a signal while the points link: the workers go now)
         raise
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
     bar = _bar(len(tasks), progress)

@@ -1,0 +1,147 @@
+"""serq/signals.py: how a command meets SIGINT, SIGTERM and SIGHUP, part by
+part (the sweeps' processes: tests/sweeps/test_signals.py; the findings of
+the signal fuzzer: tests/fuzz/test_found.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import weakref
+
+import pytest
+
+from serq import files, signals
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _wait_for_it(seconds: float = 2.0) -> None:
+    """Python code running while a signal sent to this process arrives."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        time.sleep(0.005)
+
+
+def test_a_signal_python_drops_inside_a_callback_is_raised_again(capfd):
+    """A signal's exception raised inside a weak reference's callback (the
+    import system has some: `_get_module_lock.<locals>.cb`) is dropped by
+    Python ("Exception ignored in: …"); the command went on with every
+    signal ignored.  It is sent again and raised where the program is next."""
+    class Thing:
+        pass
+
+    def callback(ref):
+        os.kill(os.getpid(), signal.SIGTERM)
+        _wait_for_it(0.05)                  # its exception is raised here, and dropped
+
+    with pytest.raises(signals.Stopped) as e:
+        with signals.stopping():
+            thing = Thing()
+            ref = weakref.ref(thing, callback)
+            del thing
+            _wait_for_it()
+    assert e.value.signum == signal.SIGTERM and ref() is None
+    assert capfd.readouterr().err == ""
+
+
+def test_a_signal_the_process_was_started_ignoring_stays_ignored():
+    """`nohup serq …` ignores SIGHUP: the command does too, and stops for the
+    others."""
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with pytest.raises(signals.Stopped) as e:
+            with signals.stopping():
+                os.kill(os.getpid(), signal.SIGHUP)
+                _wait_for_it(0.2)
+                os.kill(os.getpid(), signal.SIGTERM)
+                _wait_for_it()
+        assert e.value.signum == signal.SIGTERM
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, old)
+
+
+def test_a_signal_waits_for_the_renames_that_put_a_result_in_its_place():
+    """Outside a landing, the signal held is raised once the rename is done;
+    in one, the command is done and the signal dropped, and later ones too."""
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            done = []
+            signals.put(lambda: (os.kill(os.getpid(), signal.SIGTERM), _wait_for_it(0.1), done.append(1)))
+    assert done == [1]
+    with signals.stopping():
+        with signals.landing():
+            signals.put(lambda: (os.kill(os.getpid(), signal.SIGTERM), _wait_for_it(0.1)))
+        os.kill(os.getpid(), signal.SIGINT)
+        _wait_for_it(0.2)
+
+
+def test_a_signal_between_a_dumps_two_renames_loses_neither_dump(tmp_path, monkeypatch):
+    """A dump replacing an earlier one moves it aside, then renames the new one
+    onto its place; a signal between the two renames left neither (the one
+    moved aside removed, the new one not in place).  Now it waits for both."""
+    d = tmp_path / "d"
+    files.write_tree(str(d), [("a.csv", "1\n")], what="", command="serq run --dump")
+    rename = os.rename
+
+    def renamed(a, b):
+        rename(a, b)
+        if os.path.basename(b) == "d" and os.path.dirname(b) != str(tmp_path):       # d moved aside
+            os.kill(os.getpid(), signal.SIGTERM)
+            _wait_for_it(0.1)
+    monkeypatch.setattr(os, "rename", renamed)
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            files.write_tree(str(d), [("b.csv", "2\n")], what="", command="serq run --dump")
+    assert sorted(os.listdir(d)) == [".serq-files.json", "b.csv"] and (d / "b.csv").read_text() == "2\n"
+    assert os.listdir(tmp_path) == ["d"]
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_the_commands_process_ends_by_a_signal_as_it_imports(sig):
+    """serq's entry: a signal while the command is still importing what it
+    runs ends it with 128 + its number and one line, no traceback."""
+    r = _python("import os, signal, time\n"
+                "from serq.signals import entry\n"
+                "def body():\n"
+                f"    os.kill(os.getpid(), {int(sig)})\n"
+                "    time.sleep(5)\n"
+                "entry(body)\n")
+    said = "interrupted" if sig == signal.SIGINT else f"stopped by {sig.name}"
+    assert (r.returncode, r.stdout, r.stderr) == (128 + sig, "", said + "\n")
+
+
+def test_ctrl_c_before_serqs_entry_is_in_place_is_said_as_one():
+    """`from .signals import entry`, the first line of the `serq` command,
+    interrupted: "interrupted", 130, no traceback."""
+    r = _python("import builtins, sys\n"
+                "real = builtins.__import__\n"
+                "def imp(name, *a, **kw):\n"
+                "    if name == 'signals' and a[3:4] == (1,):\n"
+                "        raise KeyboardInterrupt\n"
+                "    return real(name, *a, **kw)\n"
+                "import serq.__main__ as m\n"
+                "builtins.__import__ = imp\n"
+                "m.main()\n")
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "interrupted\n")
+
+
+def test_once_the_command_has_ended_a_signal_does_not_change_its_exit_status():
+    """After the command (its exit status decided), the interpreter's own
+    exit: a signal then is ignored, not a death by it."""
+    r = _python("import os, signal, sys\n"
+                "from serq.signals import entry\n"
+                "def body():\n"
+                "    print('done')\n"
+                "entry(body)\n"
+                "os.kill(os.getpid(), signal.SIGTERM)\n"
+                "os.kill(os.getpid(), signal.SIGINT)\n"
+                "sys.exit(0)\n")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "done\n", "")
