@@ -1,6 +1,6 @@
 """serq/signals.py: how a command meets SIGINT, SIGTERM and SIGHUP, part by
 part (the sweeps' processes: tests/sweeps/test_signals.py; the findings of
-the signal fuzzer: tests/fuzz/test_found.py)."""
+the signal fuzzer, tests/fuzz/interrupts.py: tests/fuzz/test_found.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-import weakref
 
 import pytest
 
@@ -23,28 +22,6 @@ def _wait_for_it(seconds: float = 2.0) -> None:
     t0 = time.monotonic()
     while time.monotonic() - t0 < seconds:
         time.sleep(0.005)
-
-
-def test_a_signal_python_drops_inside_a_callback_is_raised_again(capfd):
-    """A signal's exception raised inside a weak reference's callback (the
-    import system has some: `_get_module_lock.<locals>.cb`) is dropped by
-    Python ("Exception ignored in: …"); the command went on with every
-    signal ignored.  It is sent again and raised where the program is next."""
-    class Thing:
-        pass
-
-    def callback(ref):
-        os.kill(os.getpid(), signal.SIGTERM)
-        _wait_for_it(0.05)                  # its exception is raised here, and dropped
-
-    with pytest.raises(signals.Stopped) as e:
-        with signals.stopping():
-            thing = Thing()
-            ref = weakref.ref(thing, callback)
-            del thing
-            _wait_for_it()
-    assert e.value.signum == signal.SIGTERM and ref() is None
-    assert capfd.readouterr().err == ""
 
 
 def test_a_signal_the_process_was_started_ignoring_stays_ignored():
@@ -116,21 +93,6 @@ def test_the_commands_process_ends_by_a_signal_as_it_imports(sig):
                 "entry(body)\n")
     said = "interrupted" if sig == signal.SIGINT else f"stopped by {sig.name}"
     assert (r.returncode, r.stdout, r.stderr) == (128 + sig, "", said + "\n")
-
-
-def test_ctrl_c_before_serqs_entry_is_in_place_is_said_as_one():
-    """`from .signals import entry`, the first line of the `serq` command,
-    interrupted: "interrupted", 130, no traceback."""
-    r = _python("import builtins, sys\n"
-                "real = builtins.__import__\n"
-                "def imp(name, *a, **kw):\n"
-                "    if name == 'signals' and a[3:4] == (1,):\n"
-                "        raise KeyboardInterrupt\n"
-                "    return real(name, *a, **kw)\n"
-                "import serq.__main__ as m\n"
-                "builtins.__import__ = imp\n"
-                "m.main()\n")
-    assert (r.returncode, r.stdout, r.stderr) == (130, "", "interrupted\n")
 
 
 def test_once_the_command_has_ended_a_signal_does_not_change_its_exit_status():

@@ -817,3 +817,139 @@ def test_a_queue_whose_size_does_not_link_is_still_read_by_name():
         "  = help: `mark c;` in one of `P`'s entries is read afterwards as `P.c`\n"
         "\n"
         "error: 2 errors")
+
+
+# -- issue 24: signals at a drawn moment (tests/fuzz/interrupts.py, seeds 1 and 2) ---
+
+def _wait_for_it(seconds: float = 2.0) -> None:
+    """Python code running while a signal sent to this process arrives."""
+    import time
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        time.sleep(0.005)
+
+
+def test_ctrl_c_while_serqs_entry_imports_its_handling_is_said_as_one():
+    """An exec'd `serq sweep` sent SIGINT 30 ms into its life (seed 1 #123):
+    a KeyboardInterrupt traceback from `from .signals import entry`, the
+    first line of serq/__main__.py, before the handling is in place."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c",
+                        "import builtins\n"
+                        "real = builtins.__import__\n"
+                        "def imp(name, *a, **kw):\n"
+                        "    if name == 'signals' and a[3:4] == (1,):\n"
+                        "        raise KeyboardInterrupt\n"
+                        "    return real(name, *a, **kw)\n"
+                        "import serq.__main__ as m\n"
+                        "builtins.__import__ = imp\n"
+                        "m.main()\n"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "interrupted\n")
+
+
+def test_a_signal_python_drops_inside_a_callback_is_raised_again(capfd):
+    """A SIGINT as serq imports what it runs (seed 1, found by replaying #24
+    at other moments): its KeyboardInterrupt raised inside the import
+    system's weak reference callback (`_get_module_lock.<locals>.cb`), which
+    Python drops ("Exception ignored in: …"); the sweep went on to its end
+    with every signal ignored.  SIGTERM in a `serq run` likewise (seed 2
+    #300).  The signal is sent again, and raised where the program is next."""
+    import os
+    import signal
+    import weakref
+    from serq import signals
+
+    class Thing:
+        pass
+
+    def callback(ref):
+        os.kill(os.getpid(), signal.SIGTERM)
+        _wait_for_it(0.05)                  # its exception is raised here, and dropped
+
+    with pytest.raises(signals.Stopped) as e:
+        with signals.stopping():
+            thing = Thing()
+            ref = weakref.ref(thing, callback)
+            del thing
+            _wait_for_it()
+    assert e.value.signum == signal.SIGTERM and ref() is None
+    assert capfd.readouterr().err == ""
+
+
+def test_a_signal_while_a_parquet_table_is_made_stops_the_sweep(tmp_path, monkeypatch):
+    """SIGTERM to a pool sweep writing `t.parquet` (seed 2 #39, #81, #227: a
+    signal lost): the whole of the table's writing held signals, and making
+    a Parquet table takes its while (0.7 s on a loaded machine), so the
+    sweep finished, exit 0, as if not sent.  Only the rename that puts the
+    table in its place holds them now: the sweep stops, the earlier table
+    as it was."""
+    pytest.importorskip("pyarrow")
+    import os
+    import signal
+    from click.testing import CliRunner
+    from serq.cli import main
+    from serq.tables import table as T
+    out = tmp_path / "t.parquet"
+    args = ["sweep", "examples/single-turn/mg1.sq", "--set", "lambda=0.5", "--seeds", "1-2", "--horizon", "20",
+            "--warmup", "0", "--jobs", "1", "--out", str(out)]
+    assert CliRunner().invoke(main, args + ["--set", "S=0.5"]).exit_code == 0
+    earlier = out.read_bytes()
+    real = T._arrow_column
+
+    def signalled(pa, values):
+        os.kill(os.getpid(), signal.SIGTERM)
+        _wait_for_it(0.1)
+        return real(pa, values)
+    monkeypatch.setattr(T, "_arrow_column", signalled)
+    r = CliRunner().invoke(main, args)
+    assert (r.exit_code, r.stdout, r.stderr) == (143, "", "stopped by SIGTERM\n")
+    assert out.read_bytes() == earlier and os.listdir(tmp_path) == ["t.parquet"]
+
+
+def test_a_dask_sweep_beside_another_cluster_says_nothing_of_its_port(tmp_path):
+    """`serq sweep --dask local` while another program holds port 8787 (seed 1
+    #69, #83, #102, #138): distributed's scheduler took 8787 for its HTTP
+    routes though the dashboard is off, and warned `UserWarning: Port 8787
+    is already in use. Perhaps you already have a cluster running? Hosting
+    the HTTP server on port … instead`.  It takes a free port now."""
+    pytest.importorskip("distributed")
+    import re
+    import socket
+    import subprocess
+    import sys
+    held = socket.socket()
+    try:
+        held.bind(("127.0.0.1", 8787))
+        held.listen()
+    except OSError:
+        pass                                 # (another program has it: as the finding's machine had)
+    try:
+        r = subprocess.run([sys.executable, "-m", "serq.cli", "sweep", "examples/single-turn/mg1.sq", "--set",
+                            "lambda=0.5", "--seeds", "1-2", "--horizon", "20", "--warmup", "0", "--jobs", "2",
+                            "--dask", "local", "--out", str(tmp_path / "t.csv")], capture_output=True, text=True,
+                           timeout=300)
+    finally:
+        held.close()
+    assert r.returncode == 0
+    assert re.fullmatch(r"sweep: 1 point × 2 seeds = 2 runs in \d+\.\d s \(dask local\); table \S+/t\.csv\n",
+                        r.stderr), r.stderr
+
+
+def test_a_dask_workers_own_log_is_not_said(capfd):
+    """A worker's heartbeat racing its close as a stopped sweep closed its
+    cluster (seed 1 #37, #46, #134) logged `Failed to communicate with
+    scheduler during heartbeat.` with a `CommClosedError` traceback on the
+    sweep's stderr: distributed's log, at ERROR, is not the user's to read
+    (what fails reaches the sweep through its futures)."""
+    distributed = pytest.importorskip("distributed")
+    import logging
+    from serq.sweeps import backends
+    client, close = backends._client(distributed, "local", 1)
+    try:
+        said = client.run(lambda: logging.getLogger("distributed.worker").error(
+            "Failed to communicate with scheduler during heartbeat.") or "logged")
+    finally:
+        close()
+    assert list(said.values()) == ["logged"]
+    assert capfd.readouterr().err == ""
