@@ -88,8 +88,24 @@ def _main_thread() -> bool:
 
 
 def _ignore_all() -> None:
+    """The command has ended: signals ignored by the kernel (a Python handler
+    would be reset to the default, a death by the signal, as the interpreter
+    exits).  Each ``signal.signal`` first runs the handler of a signal
+    already caught and not yet handled: :func:`_drop` by then."""
     for s in HELD:
         signal.signal(s, signal.SIG_IGN)
+
+
+def _drop(signum, frame):
+    """A signal after the first, or once the result is in place: nothing.  (A
+    Python handler, not SIG_IGN: a signal caught and not yet handled when
+    its handler became SIG_IGN is said by Python, "OSError: Signal 15
+    ignored due to race condition", with a traceback.)"""
+
+
+def _silence() -> None:
+    for s in HELD:
+        signal.signal(s, _drop)
 
 
 def _raise(signum, frame):
@@ -98,7 +114,7 @@ def _raise(signum, frame):
     global _over, _pending
     _over = True
     _pending = signum
-    _ignore_all()
+    _silence()
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Stopped(signum)
@@ -130,10 +146,10 @@ def stopping():
     """SIGINT, SIGTERM and SIGHUP raise while the block runs (in the main
     thread only: elsewhere signals cannot be handled), until the first has
     stopped the command; one the process was started ignoring stays ignored
-    (``nohup`` ignores SIGHUP, a script's ``cmd &`` SIGINT).  When the outermost block ends, in the command's
-    own process, its exit status is decided: signals are ignored from then
-    on; elsewhere (a test's ``CliRunner``) the handlers before it are put
-    back."""
+    (``nohup`` ignores SIGHUP, a script's ``cmd &`` SIGINT).  When the
+    outermost block ends, in the command's own process, its exit status is
+    decided: signals are ignored from then on; elsewhere (a test's
+    ``CliRunner``) the handlers before it are put back."""
     global _depth, _over, _pending, _hook
     if not _main_thread():
         yield
@@ -155,8 +171,10 @@ def stopping():
         if _depth == 0 and not _process:
             for s, h in old.items():
                 signal.signal(s, h)
-        elif _over or _depth == 0:
+        elif _depth == 0:
             _ignore_all()
+        elif _over:
+            _silence()
         else:
             for s, h in old.items():
                 signal.signal(s, h)
@@ -273,7 +291,7 @@ def put(rename) -> None:
         rename()
     if _landing:
         _over = True
-        _ignore_all()
+        _silence()
     else:
         held.release()
 

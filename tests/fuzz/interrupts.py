@@ -203,12 +203,11 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
         _as_the_script()
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
-        os.write(ready_w, b"x")
-        os.close(ready_w)
-        code = _serq()
+        code = _serq(ready_w)
     except BaseException:      # noqa: BLE001 - the harness's own trouble, said on the case's stderr
         import traceback
         traceback.print_exc()
+        sys.stderr.flush()
     finally:
         os._exit(code)
 
@@ -223,15 +222,18 @@ def _as_the_script() -> None:
     sys.modules["__main__"] = main
 
 
-def _serq() -> int:
-    """serq's entry, then what the interpreter does at its exit (Py_FinalizeEx):
-    threads joined, atexit run, streams flushed, Python's handlers reset."""
+def _serq(ready_w: int) -> int:
+    """serq's entry (its moment 0 said on ``ready_w`` just before), then what
+    the interpreter does at its exit (Py_FinalizeEx): threads joined, atexit
+    run, streams flushed, Python's handlers reset."""
     import atexit
     import threading
     import traceback
     from serq.__main__ import main
     code = 0
     try:
+        os.write(ready_w, b"x")
+        os.close(ready_w)
         main()
     except SystemExit as e:
         if isinstance(e.code, int):
