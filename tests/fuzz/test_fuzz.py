@@ -88,3 +88,34 @@ def test_a_crash_is_a_finding_with_its_class(monkeypatch):
     o = check.outcome(mutate.Mutant("source", "x.sq", "any", text="fn main() {}"))
     assert o.status == "crash" and o.finding and o.where.startswith("ZeroDivisionError at ")
     assert "ZeroDivisionError: division by zero" in o.trace
+
+
+def test_a_retyped_ir_is_past_the_validator_unless_it_is_the_ir_read_as_written(monkeypatch):
+    """The retype surface's property (item 4(b) of issue 24's second pass):
+    a mutant that removes a number's input name is the IR with that default,
+    the one-field form written out, and runs; one whose retyped value the
+    reader turned back into the original's number is past the validator —
+    though the program it read equals the original's (the property asked
+    that once, and the model's equality cannot tell a coerced value)."""
+    import copy
+    from serq import ir
+    from . import corpus, jsonmut
+    path = "examples/oracle/vllm_request_priority.sq"
+    data = corpus.ir_data(path)
+    named = [n for n in jsonmut.nodes(data) if n[0].endswith(".input")]
+    assert named
+    gone = copy.deepcopy(data)
+    where = named[0][0]
+    parent = [n for n in jsonmut.nodes(gone) if n[0] == where][0][1]
+    del parent["input"]
+    assert check.outcome(mutate.Mutant("retype", path, f"remove {where}", data=gone, horizon=10.0)).status == "ok"
+
+    retyped = copy.deepcopy(data)
+    where, parent, key = [n for n in jsonmut.nodes(retyped) if jsonmut.is_number(n[1][n[2]])
+                          and isinstance(n[1][n[2]], float) and ".loc" not in n[0]][0]
+    value, parent[key] = parent[key], "coerced"
+    real = ir.loads
+    monkeypatch.setattr(ir, "loads", lambda text, source: real(text.replace('"coerced"', repr(value)), source))
+    o = check.outcome(mutate.Mutant("retype", path, f"{where}: {value} -> \"coerced\"", data=retyped, horizon=10.0))
+    assert o.status == "past" and o.detail.startswith("the validator let through a mutant that is not the canonical IR")
+    assert ir.loads(json.dumps(retyped), "x") == real(json.dumps(data), "o")     # what the old property asked
