@@ -22,7 +22,8 @@ raises :class:`Finding` for what is worse than an error:
   with cells, rows or bytes broken, read and plotted (a table whose values
   only were changed is written and read back, and must be the same);
 * ``api``: a public function of the Python API called with arguments of
-  odd types and values; a standard stream it closes is ``lost``;
+  odd types and values (a drawing's and a PNG picture's save among them);
+  a standard stream it closes, or a user's file written over, is ``lost``;
 * ``cli``: a ``serq`` command line of odd options and values, in a
   sandbox with a program and a user's files: exit 3 or a traceback is a
   crash, a user's file changed is ``lost``;
@@ -468,9 +469,15 @@ def _objects():
     return prog, rep, sw
 
 
+@lru_cache(maxsize=None)
+def _picture():
+    return _objects()[0].draw(fmt="png")
+
+
 API_CALLS = ("load", "loads", "run", "set", "draw", "save", "dump", "samples", "sweep", "write", "summary", "text",
              "read_table", "plot_table", "plot_samples", "plot_gauge", "plot_save", "oracle_run", "oracle_compare",
-             "oracle_program", "campaign", "under", "text_under", "sweep_instance", "plot_tables", "inputs")
+             "oracle_program", "campaign", "under", "text_under", "sweep_instance", "plot_tables", "inputs",
+             "save_png")
 
 
 def api_make(ch, i=None):
@@ -497,7 +504,7 @@ def api_run(m, simulate) -> None:
         f.write("mine\n")
     os.makedirs(os.path.join(d, "examples", "single-turn"))
     shutil.copy(os.path.join(C.ROOT, MG1), os.path.join(d, MG1))
-    forced = call in ("save", "dump", "write") and True in a[:3]
+    forced = call in ("save", "save_png", "dump", "write") and True in a[:3]
     os.chdir(d)
     try:
         fig = None
@@ -513,6 +520,8 @@ def api_run(m, simulate) -> None:
             prog.draw(view=a[0], fmt=a[1] if a[1] is not None else "svg")
         elif call == "save":
             prog.draw().save(a[0], force=bool(a[1]) if isinstance(a[1], bool) else a[1] if a[1] is not None else False)
+        elif call == "save_png":
+            _picture().save(a[0], force=a[1] if a[1] is not None else False)
         elif call == "dump":
             rep.dump(a[0], force=a[1] if a[1] is not None else False)
         elif call == "samples":
@@ -572,8 +581,8 @@ def api_run(m, simulate) -> None:
                 os.fstat(fd)
             except OSError:
                 raise Finding("lost", f"standard stream {fd} closed by {m.what}") from None
-        with open(sentinel) as f:
-            if f.read() != "mine\n" and not forced:
+        with open(sentinel, "rb") as f:
+            if f.read() != b"mine\n" and not forced:
                 raise Finding("lost", f"a user's file written over by {m.what}")
         shutil.rmtree(d, ignore_errors=True)
 
