@@ -57,7 +57,7 @@ class _Group(click.Group):
             sys.exit(code)
 
     def invoke(self, ctx):
-        from .signals import ending, stopping
+        from .signals import ending, interruption, stopping
         line = ctx.meta.get("serq.argv", sys.argv[1:])
         try:
             with stopping():
@@ -74,6 +74,11 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:    # a bug of serq: said as one, never a bare traceback
+            stop = interruption(e)
+            if stop is not None:  # (a signal's exception, wrapped on its way: the signal's)
+                words, code = ending(stop)
+                click.echo(words, err=True)
+                sys.exit(code)
             internal_error(e, line)
 
 

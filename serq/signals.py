@@ -74,6 +74,24 @@ def said(e: KeyboardInterrupt) -> str:
     return f"stopped by {e.name}" if isinstance(e, Stopped) else "interrupted"
 
 
+def interruption(e: BaseException):
+    """The signal's exception behind ``e``, an exception that reached the
+    command's top, or None: Python 3.11 wraps one raised inside a class's
+    making (``RuntimeError: Error calling __set_name__ on …``, its cause),
+    and code may catch it and raise another; a signal having stopped the
+    command, its exception is the one to say."""
+    seen = set()
+    x = e
+    while x is not None and id(x) not in seen:
+        if isinstance(x, KeyboardInterrupt):
+            return x
+        seen.add(id(x))
+        x = x.__cause__ or x.__context__
+    if _pending is not None:
+        return KeyboardInterrupt() if _pending == signal.SIGINT else Stopped(_pending)
+    return None
+
+
 def ending(e: KeyboardInterrupt) -> tuple:
     """(what the command says, its exit status) as a signal's exception
     reaches its top."""
@@ -192,9 +210,12 @@ def entry(body) -> None:
     try:
         with stopping():
             body()
-    except KeyboardInterrupt as e:
+    except BaseException as e:
+        stop = interruption(e) if isinstance(e, (KeyboardInterrupt, Exception)) else None
+        if stop is None:
+            raise
         _ignore_all()
-        words, code = ending(e)
+        words, code = ending(stop)
         sys.stderr.write(words + "\n")
         sys.exit(code)
 

@@ -95,6 +95,23 @@ def test_the_commands_process_ends_by_a_signal_as_it_imports(sig):
     assert (r.returncode, r.stdout, r.stderr) == (128 + sig, "", said + "\n")
 
 
+def test_a_signals_exception_wrapped_on_its_way_is_the_signals():
+    """Raised inside a class's making while serq imports (Python 3.11 wraps
+    it: `RuntimeError: Error calling __set_name__ …`), it ends the command
+    as the signal: 143, one line."""
+    r = _python("import os, signal, time\n"
+                "from serq.signals import entry\n"
+                "class Named:\n"
+                "    def __set_name__(self, owner, name):\n"
+                "        os.kill(os.getpid(), signal.SIGTERM)\n"
+                "        time.sleep(1)\n"
+                "def body():\n"
+                "    class Owner:\n"
+                "        field = Named()\n"
+                "entry(body)\n")
+    assert (r.returncode, r.stdout, r.stderr) == (143, "", "stopped by SIGTERM\n")
+
+
 def test_once_the_command_has_ended_a_signal_does_not_change_its_exit_status():
     """After the command (its exit status decided), the interpreter's own
     exit: a signal then is ignored, not a death by it."""

@@ -976,3 +976,30 @@ def test_two_signals_at_once_say_nothing_of_a_race(capfd, monkeypatch):
             _wait_for_it()
     _wait_for_it(0.1)
     assert said == [] and capfd.readouterr().err == ""
+
+
+def test_a_signal_while_a_class_is_made_is_the_signals(monkeypatch):
+    """SIGHUP, then SIGINT, to a pool sweep's group (seed 24 #154) as serq
+    imported serq/instance.py: the signal's exception, raised inside a
+    dataclass field's `__set_name__`, came out of the class statement as
+    Python 3.11 wraps it, `RuntimeError: Error calling __set_name__ on
+    'Field' instance 'settings' in 'Instance'`, and the sweep said
+    `internal error: …` (exit 3).  It is the signal's: exit 129."""
+    import os
+    import signal
+    from click.testing import CliRunner
+    import serq.sim
+    from serq.cli import main
+
+    def simulate(*a, **kw):
+        class Named:
+            def __set_name__(self, owner, name):
+                os.kill(os.getpid(), signal.SIGHUP)
+                _wait_for_it(0.2)           # the signal's exception is raised here
+
+        class Owner:
+            field = Named()
+        return None
+    monkeypatch.setattr(serq.sim, "simulate", simulate)
+    r = CliRunner().invoke(main, ["run", "examples/single-turn/mg1.sq", "--horizon", "10", "--warmup", "0"])
+    assert (r.exit_code, r.stdout, r.stderr) == (129, "", "stopped by SIGHUP\n")
