@@ -10,6 +10,7 @@ file, and ``make fuzz N=…`` runs many more."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -17,8 +18,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from . import check, mutate
 
 # mutants per kind in CI (each a link, and a short run when it links; a
-# surface's file read, a call, a command in a sandbox); signals are
-# tests/sweeps/test_signals.py's in CI, `make fuzz`'s beyond
+# surface's file read, a call, a command in a sandbox); signals: a few cases
+# below (and tests/sweeps/test_signals.py), `make fuzz`'s beyond
 EXAMPLES = {"source": 3000, "numeric": 600, "ir": 1500, "retype": 150, "trace": 60, "oracle": 100, "table": 40,
             "api": 100, "cli": 40}
 
@@ -119,3 +120,34 @@ def test_a_retyped_ir_is_past_the_validator_unless_it_is_the_ir_read_as_written(
     o = check.outcome(mutate.Mutant("retype", path, f"{where}: {value} -> \"coerced\"", data=retyped, horizon=10.0))
     assert o.status == "past" and o.detail.startswith("the validator let through a mutant that is not the canonical IR")
     assert ir.loads(json.dumps(retyped), "x") == real(json.dumps(data), "o")     # what the old property asked
+
+
+SIGNAL_CASES = [          # (how, fmt, signal, to, at, second, start, nohup): tests/fuzz/interrupts.py
+    ("pool", "csv", "SIGTERM", "group", 0.6, None, "fork", False),
+    ("one", "parquet", "SIGINT", "process", 0.5, ["SIGINT", 0.05], "fork", False),
+    ("run", "csv", "SIGHUP", "group", 0.5, None, "fork", True),
+    ("pool", "csv", "SIGINT", "group", 0.4, None, "exec", False),
+]
+
+
+def test_signal_cases_end_cleanly():
+    """A few of the signal fuzzer's cases, each checked whole (its exit and
+    last line, its output against the undisturbed run's or the earlier one,
+    a signal lost, no process left, nothing left beside).  In a process of
+    their own: the harness adopts every orphan and kills what outlives a
+    case, which pytest's own children must not meet."""
+    import subprocess
+    import sys
+    code = ("import json, sys\n"
+            "from tests.fuzz import check, mutate\n"
+            "out = []\n"
+            "for args in json.loads(sys.argv[1]):\n"
+            "    o = check.outcome(mutate.Mutant('signals', args[0], 'a CI case', args=args))\n"
+            "    out.append([o.status, o.detail[-2000:]])\n"
+            "print(json.dumps(out))\n")
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(SIGNAL_CASES)], capture_output=True, text=True,
+                       timeout=600, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert all(status in ("ok", "error") for status, _ in got), got      # done or stopped, and nothing worse
+    assert got[2][0] == "ok", got                                          # (nohup: its SIGHUP is nothing)
