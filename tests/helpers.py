@@ -27,6 +27,22 @@ def link(body: str, **kw):
     return compile_source(PRE + body + POST, "t.sq", **kw)
 
 
+def gated_batch(n: int, prompt: int, output: int) -> str:
+    """The end of a main body serving a batch of ``n`` requests of ``prompt``
+    tokens and ``output`` outputs on engine `e` (its request pool `reqs`
+    declared here): each session passes a delay stage `gate` for its
+    attribute `arrive` (0, or what a test sets per session), then is one
+    request; `done` observes when it ends."""
+    return ("  pool reqs on e { queue fifo; }\n"
+            "  stage gate : delay;\n"
+            "  workload {\n"
+            f"    arrive batch({n});\n"
+            f"    init {{ set prompt = {prompt}; set o = {output}; set arrive = 0; }}\n"
+            "    session { run gate (cost(gate, arrive)); turn; }\n"
+            "  }\n"
+            "  server { e (prompt, o); observe done = now; }\n")
+
+
 def stmts(p, block=None):
     """The statements of a block (default: the session's), as class names."""
     b = p.blocks[p.session if block is None else block]

@@ -442,29 +442,30 @@ def test_a_binary_function_of_no_arguments_in_a_cost_is_the_shapes():
         "min takes 2")
 
 
+def _named_foo(d: dict, node: str, field: str) -> str:
+    """The error of IR data ``d`` whose first ``node`` has its ``field``, a
+    name from a closed list, made `Foo`."""
+    _first(d, node)[node][field] = "Foo"
+    return _err(lambda: _read(d))
+
+
 def test_an_unknown_function_is_the_shapes():
     """ValueError at ir/expr.py:107 (`raise ValueError(fn)`)."""
-    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
-    _first(d, "Fn")["Fn"]["fn"] = "Foo"
-    assert _err(lambda: _read(d)) == (
+    assert _named_foo(ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10)), "Fn", "fn") == (
         "$.blocks[1].stmts[0].Set.expr.Fn.fn: error[E910]: the field is 'Foo', not one of Min, Max, Abs, "
         "Floor, Ceil, Sqrt, Exp, Ln, Pow")
 
 
 def test_an_unknown_operator_is_the_shapes():
     """ValueError at sim/compile.py:244 (`raise ValueError(op)`)."""
-    d = _mg1_ir()
-    _first(d, "Binary")["Binary"]["op"] = "Foo"
-    assert _err(lambda: _read(d)) == (
+    assert _named_foo(_mg1_ir(), "Binary", "op") == (
         "$.blocks[1].stmts[3].Observe.expr.Binary.op: error[E910]: the field is 'Foo', not one of Add, Sub, Mul, "
         "Div, Pow, Lt, Le, Gt, Ge, Eq, Ne, And, Or")
 
 
 def test_an_unknown_query_is_the_shapes():
     """ValueError at sim/compile.py:332 (`raise ValueError(q)`)."""
-    d = ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10))
-    _first(d, "Query")["Query"]["query"] = "Foo"
-    assert _err(lambda: _read(d)) == (
+    assert _named_foo(ir.to_data(compile_file("examples/multi-turn/vllm.sq", horizon=10)), "Query", "query") == (
         "$.stages[0].kind.Step.chunk.Cond.cond.Binary.lhs.Binary.rhs.Query.query: error[E910]: the field is 'Foo', "
         "not one of Used, Free, CachedIn, Holders, Queued, Prefilling, Queue, Busy, Work, EstLambda, EstRho, "
         "EstWait, BudgetLeft")
