@@ -108,8 +108,7 @@ def _main_thread() -> bool:
 def _ignore_all() -> None:
     """The command has ended: signals ignored by the kernel (a Python handler
     would be reset to the default, a death by the signal, as the interpreter
-    exits).  Each ``signal.signal`` first runs the handler of a signal
-    already caught and not yet handled: :func:`_drop` by then."""
+    exits)."""
     for s in HELD:
         signal.signal(s, signal.SIG_IGN)
 
