@@ -24,9 +24,12 @@ What each case checks:
   else ``wrong``) or 128 + a signal sent (stopped: the output's place as it
   was, byte for byte, else ``lost``), its last line on stderr saying which;
   one case in eight runs under ``nohup``, whose SIGHUP must not stop it;
-  killed by the signal itself only before serq's first line ran (an exec'd
-  process, nothing started, nothing written); anything else, or a traceback
-  or "Exception ignored" on stderr, is a ``crash``;
+  killed by the signal itself only before serq's handling is in place
+  (``early``: the interpreter starting, serq's entry importing it; nothing
+  said, started or written), and a traceback on stderr only the
+  interpreter's own KeyboardInterrupt from before serq's first line (an
+  exec'd process; it then ends as stopped or done); anything else, or a
+  traceback or "Exception ignored" on stderr, is a ``crash``;
 * a finished command heard no signal sent it before its output was
   renamed onto its place (``wrong``: a signal lost);
 * no process it started alive 5 s after it ended (``orphan``);
