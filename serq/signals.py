@@ -256,7 +256,10 @@ class deferred:
         return self
 
     def _hold(self, signum, frame):
-        if self.held is None:
+        # the first the displaced handler would act on: one it ignores (nohup's
+        # SIGHUP; any once the command is stopping) must not take the place
+        # of a later one it would not (seed 24 #5296, #5316)
+        if self.held is None and self.old.get(signum) not in (signal.SIG_IGN, _drop):
             self.held = signum
 
     def __exit__(self, typ, exc, tb):

@@ -104,10 +104,11 @@ class Sweep:
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
             from ..api.program import usage
             raise usage(f"the bound of {metric} is a number, not {bound!r}")
+        bound = args.number("Sweep.under", "bound", bound)       # (a whole number beyond a float refused)
         out = []
         for point, rows in self._points():
-            u = under(rows, metric, float(bound))
-            out.append({**point, "metric": metric, "bound": float(bound), "seeds": u.seeds, "under": u.under,
+            u = under(rows, metric, bound)
+            out.append({**point, "metric": metric, "bound": bound, "seeds": u.seeds, "under": u.under,
                         "over": u.over, "missing": u.missing, "unstable": u.unstable, "shaky": u.shaky})
         return out
 

@@ -1004,3 +1004,40 @@ def test_a_signal_while_a_class_is_made_is_the_signals(monkeypatch):
     monkeypatch.setattr(serq.sim, "simulate", simulate)
     r = CliRunner().invoke(main, ["run", "examples/single-turn/mg1.sq", "--horizon", "10", "--warmup", "0"])
     assert (r.exit_code, r.stdout, r.stderr) == (129, "", "stopped by SIGHUP\n")
+
+
+def test_a_signal_ignored_under_nohup_does_not_hide_a_later_one():
+    """A Dask sweep started under nohup, sent SIGTERM as its cluster started
+    (and later SIGHUP; seed 24 #5296, #5316): both waited, blocked, for the
+    cluster to be whole, and were then taken in the order of their numbers,
+    SIGHUP first; the section kept that one, which nohup ignores, and the
+    SIGTERM was lost: the sweep ran to its end (exit 0, its table
+    written).  A section keeps only a signal its command would act on."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c",
+                        "import os, signal\n"
+                        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+                        "from serq import signals\n"
+                        "try:\n"
+                        "    with signals.stopping():\n"
+                        "        with signals.deferred() as held:\n"
+                        "            os.kill(os.getpid(), signal.SIGTERM)\n"
+                        "            os.kill(os.getpid(), signal.SIGHUP)\n"
+                        "        held.release()\n"
+                        "        print('went on')\n"
+                        "except signals.Stopped as e:\n"
+                        "    print('stopped by', e.name)\n"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "stopped by SIGTERM\n", "")
+
+
+def test_a_sweeps_bound_beyond_a_float_is_refused():
+    """`sw.under("sojourn.mean", 10 ** 400)` (the API surface, seed 24 #5571):
+    `OverflowError: int too large to convert to float` in serq/sweeps."""
+    import serq
+    sw = serq.sweep("examples/single-turn/mg1.sq", set={"lambda": [0.5]}, seeds=[1], horizon=5.0, warmup=0.0,
+                    jobs=1)
+    for call in (lambda: sw.under("sojourn.mean", 10 ** 400), lambda: sw.text(under=[("sojourn.mean", 10 ** 400)])):
+        assert _err(call) == ("error[E970]: Sweep.under: bound= is beyond what a float holds (about 1.8e308)\n"
+                              "  = help: give inf for no bound")
+    assert sw.under("sojourn.mean", 10 ** 300)[0]["bound"] == 1e300
