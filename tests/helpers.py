@@ -1,6 +1,8 @@
 """Small helpers shared by the tests."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -25,6 +27,13 @@ POST = '\n}\n'
 def link(body: str, **kw):
     """Link a main body (wrapped in `fn main() { … }`)."""
     return compile_source(PRE + body + POST, "t.sq", **kw)
+
+
+def python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``code`` run by this Python in a process of its own, in the
+    repository's root (its stdout and stderr captured, as text)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=timeout)
 
 
 def gated_batch(n: int, prompt: int, output: int) -> str:

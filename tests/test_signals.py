@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from serq import files, signals
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from .helpers import python
 
 
 def _wait_for_it(seconds: float = 2.0) -> None:
@@ -77,15 +75,11 @@ def test_a_signal_between_a_dumps_two_renames_loses_neither_dump(tmp_path, monke
     assert os.listdir(tmp_path) == ["d"]
 
 
-def _python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_the_commands_process_ends_by_a_signal_as_it_imports(sig):
     """serq's entry: a signal while the command is still importing what it
     runs ends it with 128 + its number and one line, no traceback."""
-    r = _python("import os, signal, time\n"
+    r = python("import os, signal, time\n"
                 "from serq.signals import entry\n"
                 "def body():\n"
                 f"    os.kill(os.getpid(), {int(sig)})\n"
@@ -99,7 +93,7 @@ def test_a_signals_exception_wrapped_on_its_way_is_the_signals():
     """Raised inside a class's making while serq imports (Python 3.11 wraps
     it: `RuntimeError: Error calling __set_name__ …`), it ends the command
     as the signal: 143, one line."""
-    r = _python("import os, signal, time\n"
+    r = python("import os, signal, time\n"
                 "from serq.signals import entry\n"
                 "class Named:\n"
                 "    def __set_name__(self, owner, name):\n"
@@ -115,7 +109,7 @@ def test_a_signals_exception_wrapped_on_its_way_is_the_signals():
 def test_once_the_command_has_ended_a_signal_does_not_change_its_exit_status():
     """After the command (its exit status decided), the interpreter's own
     exit: a signal then is ignored, not a death by it."""
-    r = _python("import os, signal, sys\n"
+    r = python("import os, signal, sys\n"
                 "from serq.signals import entry\n"
                 "def body():\n"
                 "    print('done')\n"

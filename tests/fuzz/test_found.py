@@ -834,18 +834,16 @@ def test_ctrl_c_while_serqs_entry_imports_its_handling_is_said_as_one():
     """An exec'd `serq sweep` sent SIGINT 30 ms into its life (seed 1 #123):
     a KeyboardInterrupt traceback from `from .signals import entry`, the
     first line of serq/__main__.py, before the handling is in place."""
-    import subprocess
-    import sys
-    r = subprocess.run([sys.executable, "-c",
-                        "import builtins\n"
-                        "real = builtins.__import__\n"
-                        "def imp(name, *a, **kw):\n"
-                        "    if name == 'signals' and a[3:4] == (1,):\n"
-                        "        raise KeyboardInterrupt\n"
-                        "    return real(name, *a, **kw)\n"
-                        "import serq.__main__ as m\n"
-                        "builtins.__import__ = imp\n"
-                        "m.main()\n"], capture_output=True, text=True, timeout=60)
+    from tests.helpers import python
+    r = python("import builtins\n"
+               "real = builtins.__import__\n"
+               "def imp(name, *a, **kw):\n"
+               "    if name == 'signals' and a[3:4] == (1,):\n"
+               "        raise KeyboardInterrupt\n"
+               "    return real(name, *a, **kw)\n"
+               "import serq.__main__ as m\n"
+               "builtins.__import__ = imp\n"
+               "m.main()\n")
     assert (r.returncode, r.stdout, r.stderr) == (130, "", "interrupted\n")
 
 
@@ -1013,21 +1011,19 @@ def test_a_signal_ignored_under_nohup_does_not_hide_a_later_one():
     SIGHUP first; the section kept that one, which nohup ignores, and the
     SIGTERM was lost: the sweep ran to its end (exit 0, its table
     written).  A section keeps only a signal its command would act on."""
-    import subprocess
-    import sys
-    r = subprocess.run([sys.executable, "-c",
-                        "import os, signal\n"
-                        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
-                        "from serq import signals\n"
-                        "try:\n"
-                        "    with signals.stopping():\n"
-                        "        with signals.deferred() as held:\n"
-                        "            os.kill(os.getpid(), signal.SIGTERM)\n"
-                        "            os.kill(os.getpid(), signal.SIGHUP)\n"
-                        "        held.release()\n"
-                        "        print('went on')\n"
-                        "except signals.Stopped as e:\n"
-                        "    print('stopped by', e.name)\n"], capture_output=True, text=True, timeout=60)
+    from tests.helpers import python
+    r = python("import os, signal\n"
+               "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+               "from serq import signals\n"
+               "try:\n"
+               "    with signals.stopping():\n"
+               "        with signals.deferred() as held:\n"
+               "            os.kill(os.getpid(), signal.SIGTERM)\n"
+               "            os.kill(os.getpid(), signal.SIGHUP)\n"
+               "        held.release()\n"
+               "        print('went on')\n"
+               "except signals.Stopped as e:\n"
+               "    print('stopped by', e.name)\n")
     assert (r.returncode, r.stdout, r.stderr) == (0, "stopped by SIGTERM\n", "")
 
 
