@@ -206,6 +206,10 @@ def entry(body) -> None:
     has ended (its exit status is decided)."""
     global _process
     _process = True
+    if hasattr(signal, "pthread_sigmask"):
+        # (a mask blocking them, leaked from a parent across exec, would leave
+        # the command deaf to them: ignoring is SIG_IGN's, which is kept)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
     try:
         with stopping():
             body()

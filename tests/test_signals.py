@@ -106,6 +106,21 @@ def test_a_signals_exception_wrapped_on_its_way_is_the_signals():
     assert (r.returncode, r.stdout, r.stderr) == (143, "", "stopped by SIGTERM\n")
 
 
+def test_the_command_hears_the_signals_a_parents_mask_would_block():
+    """A process started with SIGINT and SIGTERM blocked (a parent's mask
+    leaks across exec; a test process left so once started every sweep of
+    its later tests deaf to them) hears them: serq's entry lets them
+    through."""
+    r = python("import os, signal, time\n"
+               "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
+               "from serq.signals import entry\n"
+               "def body():\n"
+               "    os.kill(os.getpid(), signal.SIGTERM)\n"
+               "    time.sleep(5)\n"
+               "entry(body)\n")
+    assert (r.returncode, r.stdout, r.stderr) == (143, "", "stopped by SIGTERM\n")
+
+
 def test_once_the_command_has_ended_a_signal_does_not_change_its_exit_status():
     """After the command (its exit status decided), the interpreter's own
     exit: a signal then is ignored, not a death by it."""
