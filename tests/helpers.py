@@ -29,11 +29,25 @@ def link(body: str, **kw):
     return compile_source(PRE + body + POST, "t.sq", **kw)
 
 
+def heard(cmd: list, ignore: tuple = ()) -> list:
+    """``cmd`` started with SIGINT, SIGTERM and SIGHUP at their defaults, as
+    a terminal starts a command, whatever this process ignores (the tests
+    run under nohup, or in a script's background, ignore SIGHUP or SIGINT,
+    and so would their children); those in ``ignore`` ignored (nohup)."""
+    return [sys.executable, "-c",
+            "import os, signal, sys\n"
+            "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+            f"    signal.signal(s, signal.SIG_IGN if s in {tuple(int(s) for s in ignore)!r} else signal.SIG_DFL)\n"
+            "os.execv(sys.argv[1], sys.argv[1:])\n"] + list(cmd)
+
+
 def python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """``code`` run by this Python in a process of its own, in the
-    repository's root (its stdout and stderr captured, as text)."""
+    """``code`` run by this Python in a process of its own (with the signals
+    at their defaults, :func:`heard`), in the repository's root (its stdout
+    and stderr captured, as text)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=timeout)
+    return subprocess.run(heard([sys.executable, "-c", code]), capture_output=True, text=True, cwd=root,
+                          timeout=timeout)
 
 
 def gated_batch(n: int, prompt: int, output: int) -> str:

@@ -86,7 +86,8 @@ def _busy(pid: int, cpu_seconds: float, timeout: float = 120.0) -> None:
 
 
 def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
-    p = subprocess.Popen([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"],
+    from tests.helpers import heard
+    p = subprocess.Popen(heard([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"]),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _busy(p.pid, 2.0)
     p.send_signal(signal.SIGINT)

@@ -1003,7 +1003,11 @@ def test_a_signal_while_a_class_is_made_is_the_signals(monkeypatch):
             field = Named()
         return None
     monkeypatch.setattr(serq.sim, "simulate", simulate)
-    r = CliRunner().invoke(main, ["run", "examples/single-turn/mg1.sq", "--horizon", "10", "--warmup", "0"])
+    old = signal.signal(signal.SIGHUP, signal.SIG_DFL)        # (heard, were the tests run under nohup)
+    try:
+        r = CliRunner().invoke(main, ["run", "examples/single-turn/mg1.sq", "--horizon", "10", "--warmup", "0"])
+    finally:
+        signal.signal(signal.SIGHUP, old)
     assert (r.exit_code, r.stdout, r.stderr) == (129, "", "stopped by SIGHUP\n")
 
 

@@ -19,6 +19,7 @@ MG1 = "examples/single-turn/mg1.sq"
 
 
 from tests.fuzz.interrupts import _alive, _descendants as _children  # noqa: E402  (Linux /proc)
+from tests.helpers import heard  # noqa: E402
 
 
 def _start(tmp_path, extra):
@@ -26,7 +27,7 @@ def _start(tmp_path, extra):
     out.write_text("seed,run.end\n1,5\n")           # an earlier table, which must stay as it is
     cmd = [sys.executable, "-m", "serq.cli", "sweep", MG1, "--set", "lambda=0.5,0.6,0.7", "--seeds", "1-4",
            "--horizon", "1e7", "--out", str(out)] + extra
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    p = subprocess.Popen(heard(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     return p, out
 
@@ -141,7 +142,8 @@ def test_a_signal_once_the_table_is_in_place_does_not_stop_the_sweep(tmp_path):
     first = out.stat().st_ino
     cmd = [sys.executable, "-m", "serq.cli", "sweep", MG1, "--set", "lambda=0.5,0.6", "--seeds", "1-2",
            "--horizon", "200", "--warmup", "0", "--out", str(out), "--jobs", "1"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    p = subprocess.Popen(heard(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
     while p.poll() is None and out.stat().st_ino == first:
         pass
     if p.poll() is None:
@@ -159,8 +161,8 @@ def test_a_hangup_does_not_stop_a_sweep_started_under_nohup(tmp_path):
     out = tmp_path / "t.csv"
     cmd = [sys.executable, "-m", "serq.cli", "sweep", MG1, "--set", "lambda=0.5,0.6,0.7", "--seeds", "1-2",
            "--horizon", "2e4", "--warmup", "0", "--out", str(out), "--jobs", "2"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    p = subprocess.Popen(heard(cmd, ignore=(signal.SIGHUP,)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
     kids = _wait_for_workers(p, 2)
     os.killpg(p.pid, signal.SIGHUP)          # (the terminal's hangup reaches the whole group)
     stdout, stderr = p.communicate(timeout=120)
