@@ -1,6 +1,8 @@
 """Small helpers shared by the tests."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -25,6 +27,43 @@ POST = '\n}\n'
 def link(body: str, **kw):
     """Link a main body (wrapped in `fn main() { … }`)."""
     return compile_source(PRE + body + POST, "t.sq", **kw)
+
+
+def heard(cmd: list, ignore: tuple = ()) -> list:
+    """``cmd`` started with SIGINT, SIGTERM and SIGHUP at their defaults, as
+    a terminal starts a command, whatever this process ignores (the tests
+    run under nohup, or in a script's background, ignore SIGHUP or SIGINT,
+    and so would their children); those in ``ignore`` ignored (nohup)."""
+    return [sys.executable, "-c",
+            "import os, signal, sys\n"
+            "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+            f"    signal.signal(s, signal.SIG_IGN if s in {tuple(int(s) for s in ignore)!r} else signal.SIG_DFL)\n"
+            "os.execv(sys.argv[1], sys.argv[1:])\n"] + list(cmd)
+
+
+def python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``code`` run by this Python in a process of its own (with the signals
+    at their defaults, :func:`heard`), in the repository's root (its stdout
+    and stderr captured, as text)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run(heard([sys.executable, "-c", code]), capture_output=True, text=True, cwd=root,
+                          timeout=timeout)
+
+
+def gated_batch(n: int, prompt: int, output: int) -> str:
+    """The end of a main body serving a batch of ``n`` requests of ``prompt``
+    tokens and ``output`` outputs on engine `e` (its request pool `reqs`
+    declared here): each session passes a delay stage `gate` for its
+    attribute `arrive` (0, or what a test sets per session), then is one
+    request; `done` observes when it ends."""
+    return ("  pool reqs on e { queue fifo; }\n"
+            "  stage gate : delay;\n"
+            "  workload {\n"
+            f"    arrive batch({n});\n"
+            f"    init {{ set prompt = {prompt}; set o = {output}; set arrive = 0; }}\n"
+            "    session { run gate (cost(gate, arrive)); turn; }\n"
+            "  }\n"
+            "  server { e (prompt, o); observe done = now; }\n")
 
 
 def stmts(p, block=None):

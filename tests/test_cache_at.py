@@ -16,7 +16,7 @@ from serq.ir import model as M
 from serq.oracle.scenario import with_shared_kv
 from serq.sim import simulate
 
-from .helpers import link
+from .helpers import gated_batch, link
 
 BODY = """
   device gpu {{ kv cap {cap}; }}
@@ -35,19 +35,12 @@ BODY = """
     }}
   }}
   pool kv on gpu {{ block 1; evict lru; {at} }}
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(1);
-    init {{ set prompt = 20; set o = 3; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
 """
+GATED = gated_batch(1, 20, 3)
 
 
 def run(at: str, arrivals, cap: int = 200, o: int = 3):
-    p = link(BODY.format(at=at, cap=cap), horizon=100.0)
+    p = link(BODY.format(at=at, cap=cap) + GATED, horizon=100.0)
     slot = {n: p.attrs.index(n) for n in ("prompt", "o", "arrive")}
     sessions = tuple(M.SessionSpec(attrs=((slot["prompt"], 20.0), (slot["o"], float(o)), (slot["arrive"], float(a))),
                                    content=((0.0, 16.0),)) for a in arrivals)
@@ -111,7 +104,7 @@ def test_cache_at_reads_what_a_hold_has_left():
 
 def test_cache_at_reading_budget_left_does_not_link():
     with pytest.raises(SerqError) as e:
-        link(BODY.format(at="cache at (budget_left(e));", cap=200), horizon=100.0)
+        link(BODY.format(at="cache at (budget_left(e));", cap=200) + GATED, horizon=100.0)
     assert "budget_left" in str(e.value)
 
 

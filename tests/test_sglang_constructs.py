@@ -11,7 +11,7 @@ import pytest
 from serq.diag import SerqError
 from serq.sim import simulate
 
-from .helpers import link
+from .helpers import gated_batch, link
 
 ENGINE = """
   device gpu {{ kv cap {cap}; }}
@@ -163,15 +163,8 @@ BLOCKED = """
     }}
   }}
   pool kv on gpu {{ block 1; evict lru; preempt none; }}
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(3);
-    init {{ set prompt = 4; set o = 2; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
 """
+GATED = gated_batch(3, 4, 2)
 
 
 def test_waiting_blocked_says_the_kv_refused_the_head():
@@ -181,14 +174,14 @@ def test_waiting_blocked_says_the_kv_refused_the_head():
     waiting), one that does not stop admits it at 2, when r0 and r1 have
     ended; refused by `reqs` (its units above the cap until 2), r2 does not
     block, and is admitted at 2."""
-    p = link(BLOCKED.format(reqs="1", stop="waiting.blocked > 0 ? 1 : stop"), horizon=20.0)
+    p = link(BLOCKED.format(reqs="1", stop="waiting.blocked > 0 ? 1 : stop") + GATED, horizon=20.0)
     got, rep = done(p)
     assert got == {0: 2.0, 1: 2.0}
-    p = link(BLOCKED.format(reqs="1", stop="0"), horizon=20.0)
+    p = link(BLOCKED.format(reqs="1", stop="0") + GATED, horizon=20.0)
     got, rep = done(p)
     assert got == {0: 2.0, 1: 2.0, 2: 4.0}
     # refused by `reqs` (its units above the cap), not by the KV: not blocked
-    p = link(BLOCKED.format(reqs="serial == 2 && now < 2 ? 5 : 1", stop="waiting.blocked > 0 ? 1 : stop"),
+    p = link(BLOCKED.format(reqs="serial == 2 && now < 2 ? 5 : 1", stop="waiting.blocked > 0 ? 1 : stop") + GATED,
              horizon=20.0)
     got, rep = done(p)
     assert got == {0: 2.0, 1: 2.0, 2: 4.0}

@@ -27,7 +27,9 @@ def start(jobs: int, n: int):
     started now (None for one): this process is one of the ``jobs`` (it runs
     runs too, :func:`local`), so the pool has ``jobs - 1`` workers, each of
     which imports what a run needs as it starts (serq.sweeps.work.warm) while
-    the caller links the sweep's points."""
+    the caller links the sweep's points.  The workers are forked with signals
+    held (serq/signals.py: a signal now waits until the pool is whole, then
+    stops it)."""
     if jobs <= 1 or n <= 1:
         return None
     return _pool(min(jobs, n) - 1)
@@ -35,16 +37,34 @@ def start(jobs: int, n: int):
 
 def _pool(workers: int):
     from concurrent.futures import ProcessPoolExecutor
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_start)
-    pool.submit(int)      # the workers start with the first task
+    from ..signals import deferred, ignored
+    ignore = ignored()
+    with deferred() as held:
+        pool = ProcessPoolExecutor(max_workers=workers, initializer=worker_start, initargs=(ignore,))
+        pool.submit(int)      # the workers start with the first task
+    try:
+        held.release()
+    except BaseException:
+        stop(pool)
+        raise
     return pool
 
 
-def worker_start() -> None:
-    """A worker's start: its signals (serq/signals.py: SIGINT ignored, dies
-    with its parent), then the imports a run needs (``warm``)."""
+def stop(pool) -> None:
+    """The pool's workers stopped now, not after the runs they are in; the
+    runs not started dropped."""
+    from ..signals import deferred, stop_processes
+    with deferred():          # (a second signal does not cut the stopping short)
+        stop_processes(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def worker_start(ignore: tuple = ()) -> None:
+    """A worker's start: its signals (serq/signals.py: SIGINT ignored, and
+    what its parent ignores; dies with its parent), then the imports a run
+    needs (``warm``)."""
     from ..signals import worker_init
-    worker_init()
+    worker_init(ignore)
     warm()
 
 
@@ -57,7 +77,6 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
         for t in tasks:
             yield run_task(t)
         return
-    from ..signals import stop_processes
     if pool is None:
         pool = _pool(min(jobs, len(tasks)) - 1)
     feed = _Feed(tasks, pool)
@@ -74,7 +93,7 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
         # Ctrl-C, SIGTERM, SIGHUP (serq/signals.py) or an error: the workers
         # are stopped now, not after the runs they are in
         feed.cancel()
-        stop_processes(pool)
+        stop(pool)
         raise
     finally:
         # on an error or Ctrl-C: the runs not started are dropped
@@ -156,20 +175,32 @@ class _Feed:
 
 
 def dask(tasks: list, target, jobs: int) -> Iterator[tuple]:
+    """The runs on a Dask cluster.  Its start and its close run with signals
+    held (serq/signals.py): a signal while a LocalCluster starts waits until
+    it is whole (its worker processes inherit the signals blocked, so a
+    Ctrl-C to the terminal's group does not kill one half started), then
+    stops the sweep; one while it closes does not cut the close short."""
     from ..signals import deferred
     distributed = extra("distributed", "dask")
-    with deferred() as held:      # a signal while the cluster starts: once it can be closed
+    with deferred(spawns=target == "local") as held:
         client, close = _client(distributed, target, jobs)
+    futures = []
+    done = False
     try:
         held.release()
         futures = client.map(run_task, tasks, pure=False)
-        try:
-            for f in distributed.as_completed(futures):
-                yield f.result()
-        finally:
-            client.cancel(futures)
+        for f in distributed.as_completed(futures):
+            yield f.result()
+        done = True
     finally:
-        close()
+        with deferred() as closing:
+            try:
+                if futures and not done:
+                    client.cancel(futures)
+            finally:
+                close()
+        if done:
+            closing.release()     # a signal while it closed, after the last run: the sweep stops
 
 
 def _client(distributed, target, jobs: int):
@@ -177,8 +208,15 @@ def _client(distributed, target, jobs: int):
         return target, lambda: None
     if target == "local":
         import logging
+        # no dashboard; the scheduler's HTTP routes (health, metrics) on a
+        # free local port, not 8787: another cluster there made distributed
+        # warn "Port 8787 is already in use".  Dask's own log is not the
+        # user's to read (a worker's heartbeat racing its close logs an error
+        # with a traceback): what fails reaches the sweep through its futures
         cluster = distributed.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.ERROR)
+                                           dashboard_address=None, silence_logs=logging.CRITICAL,
+                                           scheduler_kwargs={"dashboard": False,
+                                                             "dashboard_address": "127.0.0.1:0"})
         client = distributed.Client(cluster)
 
         def close():
