@@ -160,10 +160,10 @@ def test_a_hangup_does_not_stop_a_sweep_started_under_nohup(tmp_path):
     workers.  It stopped the sweep (129) all the same."""
     out = tmp_path / "t.csv"
     cmd = [sys.executable, "-m", "serq.cli", "sweep", MG1, "--set", "lambda=0.5,0.6,0.7", "--seeds", "1-2",
-           "--horizon", "2e4", "--warmup", "0", "--out", str(out), "--jobs", "2"]
+           "--horizon", "1e5", "--warmup", "0", "--out", str(out), "--jobs", "2"]
     p = subprocess.Popen(heard(cmd, ignore=(signal.SIGHUP,)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
-    kids = _wait_for_workers(p, 2)
+    kids = _wait_for_workers(p, 1)           # --jobs 2: this process and one worker
     os.killpg(p.pid, signal.SIGHUP)          # (the terminal's hangup reaches the whole group)
     stdout, stderr = p.communicate(timeout=120)
     assert p.returncode == 0, stderr
