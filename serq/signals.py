@@ -188,6 +188,7 @@ def stopping():
         if _depth == 0 and not _process:
             for s, h in old.items():
                 signal.signal(s, h)
+            _pending = None       # (said by the exception now leaving; a later block starts afresh)
         elif _depth == 0:
             _ignore_all()
         elif _over:

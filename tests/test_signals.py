@@ -39,6 +39,20 @@ def test_a_signal_the_process_was_started_ignoring_stays_ignored():
         signal.signal(signal.SIGHUP, old)
 
 
+def test_a_signal_that_stopped_one_call_does_not_stop_the_next():
+    """From Python (a notebook), a call stopped by SIGTERM has said so by its
+    exception; the signal was kept as still on its way, and the next call
+    that put a file in its place (serq.plot.save, a sweep's table) raised it
+    again, sent by nobody."""
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            os.kill(os.getpid(), signal.SIGTERM)
+            _wait_for_it()
+    done = []
+    signals.put(lambda: done.append(1))       # (what serq/files.py renames through)
+    assert done == [1]
+
+
 def test_a_signal_waits_for_the_renames_that_put_a_result_in_its_place():
     """Outside a landing, the signal held is raised once the rename is done;
     in one, the command is done and the signal dropped, and later ones too."""
