@@ -117,10 +117,11 @@ clean:
 # The fuzzers beyond CI's bounded run (tests/fuzz/): N mutants of each kind
 # (source, numeric, IR; the surfaces: the IR retyped, traces, oracle inputs,
 # tables, the Python API, the command line, the parser held to lark) and
-# SIGNAL_N signals sent to sweeps, from seed SEED, at low priority; a finding
-# is written to tests/fuzz/found/ with the command that reproduces it (exit 1).
+# SIGNAL_N signals sent to sweeps and runs (tests/fuzz/interrupts.py, about a
+# second each), from seed SEED, at low priority; a finding is written to
+# tests/fuzz/found/ with the command that reproduces it (exit 1).
 N ?= 10000
-SIGNAL_N ?= 100
+SIGNAL_N ?= 1000
 SEED ?= 1
 fuzz: install
 	nice -n 10 $(BIN)/python -m tests.fuzz run --kind all --n $(N) --seed $(SEED)

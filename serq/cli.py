@@ -44,8 +44,20 @@ class _Group(click.Group):
         ctx.meta["serq.argv"] = list(args)     # the command's words, for a rerun under SERQ_DEBUG=1
         return super().parse_args(ctx, args)
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        # a signal while the arguments are read: as during the command (click
+        # would say `Aborted!` and exit 1)
+        from .signals import ending, stopping
+        try:
+            with stopping():
+                return super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt as e:
+            words, code = ending(e)
+            click.echo(words, err=True)
+            sys.exit(code)
+
     def invoke(self, ctx):
-        from .signals import Stopped, exit_code, stopping
+        from .signals import ending, interruption, stopping
         line = ctx.meta.get("serq.argv", sys.argv[1:])
         try:
             with stopping():
@@ -56,11 +68,17 @@ class _Group(click.Group):
         except BrokenPipeError:  # pragma: no cover - `serq ir … | head`
             sys.exit(0)
         except KeyboardInterrupt as e:
-            click.echo(f"stopped by {e.name}" if isinstance(e, Stopped) else "interrupted", err=True)
-            sys.exit(exit_code(e))
+            words, code = ending(e)
+            click.echo(words, err=True)
+            sys.exit(code)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:    # a bug of serq: said as one, never a bare traceback
+            stop = interruption(e)
+            if stop is not None:  # (a signal's exception, wrapped on its way: the signal's)
+                words, code = ending(stop)
+                click.echo(words, err=True)
+                sys.exit(code)
             internal_error(e, line)
 
 
@@ -332,8 +350,12 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
             click.echo("  nothing written: --json and --dump are written only by a run that finished",
                        err=True)
         sys.exit(EXIT_INTERRUPTED if stopped.reason == "interrupt" else 1)
+    if stop.is_set():       # Ctrl-C as the run ended, after its last check: it stops as at a check
+        raise KeyboardInterrupt
     if dump:
-        report.dump(dump, force=force, inputs=written_from + [program.trace])
+        from .signals import landing
+        with landing():           # once the dump is in place, a signal no longer stops the run
+            report.dump(dump, force=force, inputs=written_from + [program.trace])
     if claims_only:
         data = report.data()
         failed = False
@@ -362,7 +384,7 @@ def draw(file, sets, view, fmt, out, force):
     needs matplotlib, serq[plot]).  What the figure could not show is said on
     stderr."""
     from . import files
-    ext = {".svg": "svg", ".tex": "tikz", ".png": "png"}
+    from .draw import EXTENSIONS as ext
     if out and fmt is None:
         fmt = ext.get(os.path.splitext(out)[1].lower())
         if fmt is None:
@@ -402,11 +424,14 @@ class _ctrl_c:
 
     def _handler(self, signum, frame):
         if self.flag:
-            raise KeyboardInterrupt
+            from .signals import stop_now
+            stop_now(signum, frame)
         self.flag = True
 
     def __enter__(self):
-        self.old = signal.signal(signal.SIGINT, self._handler)
+        self.old = signal.getsignal(signal.SIGINT)
+        if self.old != signal.SIG_IGN:       # (a script's `serq run … &` ignores Ctrl-C)
+            signal.signal(signal.SIGINT, self._handler)
         return self
 
     def __exit__(self, *exc):
@@ -922,5 +947,6 @@ def oracle_sglang_fuzz(n, seed, force, out_dir, no_shrink):
     _campaign("sglang", n, seed, out_dir, force, shrink=not no_shrink)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+if __name__ == "__main__":  # pragma: no cover - `python -m serq.cli`, as the `serq` command
+    from .signals import entry
+    entry(main)

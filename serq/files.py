@@ -5,7 +5,8 @@ command and function that writes a result goes through here.
   to the process (``tempfile.mkstemp`` beside its place: ``.NAME.XXXXXXXX.serq``)
   and renamed onto its place (``os.replace``, atomic on one file system), so
   a reader sees the old file or the new one, never a part, and two commands
-  writing one place at once leave one of their files whole.
+  writing one place at once leave one of their files whole.  The renames run
+  with signals held (serq/signals.py ``put``): none is cut in two.
 * **Nothing it did not make.** A place that holds a file is written over
   only when the file is one the same command made — its :class:`Mark` says
   how that is recognised (``serq draw``'s figures name it in their title, a
@@ -38,6 +39,7 @@ import os
 from typing import Callable, Iterable, Optional, Union
 
 from .diag import Diagnostic, SerqError
+from .signals import put
 
 MANIFEST = ".serq-files.json"
 HEAD = 8192                  # the bytes of a file a mark reads at most
@@ -167,7 +169,7 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
         check_file(path, what=what, mark=mark, force=force, inputs=inputs)
         try:
             os.chmod(tmp, _mode())
-            os.replace(tmp, path)
+            put(lambda: os.replace(tmp, path))
         except OSError as e:
             raise _cannot(what, path, e) from None
     finally:
@@ -297,7 +299,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
         os.chmod(tmp, 0o777 & ~_umask())
         check_tree(directory, what=what, command=command, force=force, inputs=inputs)
         if not os.path.isdir(directory):
-            os.rename(tmp, directory)
+            put(lambda: os.rename(tmp, directory))
             return
         before = read_manifest(directory)
         if not _foreign(directory, command):
@@ -306,26 +308,35 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
             # directory, a mount point), emptied of its own files below
             old = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".old",
                                    dir=parent)
-            try:
-                os.rename(directory, os.path.join(old, "d"))
-            except OSError:
-                pass
-            else:
+            moved = []
+
+            def swap():       # (both renames, or none: a signal waits for them)
+                try:
+                    os.rename(directory, os.path.join(old, "d"))
+                except OSError:
+                    return
                 os.rename(tmp, directory)
+                moved.append(True)
+            put(swap)
+            if moved:
                 return
         # into a directory with other files (force), or one that cannot move:
         # the files moved in one by one
         for rel in names:
-            dest = os.path.join(directory, rel)
-            if os.path.isdir(dest):
+            if os.path.isdir(os.path.join(directory, rel)):
                 raise SerqError(Diagnostic("E004", f"cannot write {what}{directory}: {rel} is a directory there"))
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            os.replace(os.path.join(tmp, rel), dest)
-        if before is not None and before["command"] == command:
-            for rel in set(before["files"]) - set(names):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(directory, rel))
-        os.replace(os.path.join(tmp, MANIFEST), os.path.join(directory, MANIFEST))
+
+        def move_in():
+            for rel in names:
+                dest = os.path.join(directory, rel)
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                os.replace(os.path.join(tmp, rel), dest)
+            if before is not None and before["command"] == command:
+                for rel in set(before["files"]) - set(names):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(directory, rel))
+            os.replace(os.path.join(tmp, MANIFEST), os.path.join(directory, MANIFEST))
+        put(move_in)
     except OSError as e:
         raise _cannot(what, directory, e) from None
     finally:

@@ -1,6 +1,8 @@
 """Small helpers shared by the tests."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -25,6 +27,45 @@ POST = '\n}\n'
 def link(body: str, **kw):
     """Link a main body (wrapped in `fn main() { … }`)."""
     return compile_source(PRE + body + POST, "t.sq", **kw)
+
+
+def heard(cmd: list, ignore: tuple = ()) -> list:
+    """``cmd`` started with SIGINT, SIGTERM and SIGHUP at their defaults, as
+    a terminal starts a command, whatever this process ignores (the tests
+    run under nohup, or in a script's background, ignore SIGHUP or SIGINT,
+    and so would their children); those in ``ignore`` ignored (nohup)."""
+    return [sys.executable, "-c",
+            "import os, signal, sys\n"
+            "for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+            f"    signal.signal(s, signal.SIG_IGN if s in {tuple(int(s) for s in ignore)!r} else signal.SIG_DFL)\n"
+            "os.execv(sys.argv[1], sys.argv[1:])\n"] + list(cmd)
+
+
+def python(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``code`` run by this Python in a process of its own (with the signals
+    at their defaults, :func:`heard`), in the repository's root (its stdout
+    and stderr captured, as text)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run(heard([sys.executable, "-c", code]), capture_output=True, text=True, cwd=root,
+                          timeout=timeout)
+
+
+def gated_batch(n: int, prompt: int, output: int, *, to_format: bool = False) -> str:
+    """The end of a main body serving a batch of ``n`` requests of ``prompt``
+    tokens and ``output`` outputs on engine `e` (its request pool `reqs`
+    declared here): each session passes a delay stage `gate` for its
+    attribute `arrive` (0, or what a test sets per session), then is one
+    request; `done` observes when it ends.  ``to_format``: its braces
+    doubled, for a program text a test will ``.format``."""
+    text = ("  pool reqs on e { queue fifo; }\n"
+            "  stage gate : delay;\n"
+            "  workload {\n"
+            f"    arrive batch({n});\n"
+            f"    init {{ set prompt = {prompt}; set o = {output}; set arrive = 0; }}\n"
+            "    session { run gate (cost(gate, arrive)); turn; }\n"
+            "  }\n"
+            "  server { e (prompt, o); observe done = now; }\n")
+    return text.replace("{", "{{").replace("}", "}}") if to_format else text
 
 
 def stmts(p, block=None):
@@ -58,16 +99,7 @@ CACHING = """
 # of `prompt` tokens and `o` outputs, each handed to engine `e` after waiting
 # `arrive` (a `gate` delay), its answer observed as `done`; `sessions` makes
 # them explicit.  Doubled braces: the tests `.format` their programs.
-EXPLICIT = """
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(1);
-    init {{ set prompt = 20; set o = 3; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
-"""
+EXPLICIT = gated_batch(1, 20, 3, to_format=True)
 
 
 def sessions(p, reqs):

@@ -86,7 +86,8 @@ def _busy(pid: int, cpu_seconds: float, timeout: float = 120.0) -> None:
 
 
 def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
-    p = subprocess.Popen([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"],
+    from tests.helpers import heard
+    p = subprocess.Popen(heard([sys.executable, "-m", "serq.cli", "run", MG1, "--horizon", "1e9"]),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _busy(p.pid, 2.0)
     p.send_signal(signal.SIGINT)
@@ -97,6 +98,23 @@ def test_ctrl_c_stops_a_run_cleanly_with_its_partial_report():
     assert "\npartial: the run stopped at " in out
     assert err.startswith("error[R020]: the run stopped at time ") and "(interrupted)" in err
     assert "Traceback" not in err
+
+
+def test_ctrl_c_as_a_run_ends_stops_it_as_at_a_check(tmp_path, monkeypatch):
+    """Ctrl-C after the run's last check, before it returned: the run went
+    on to write its --dump and exit 0 as if no key had been pressed.  It
+    stops as at a check: nothing written, 130."""
+    import serq.sim
+    real = serq.sim.simulate
+
+    def ended_by_ctrl_c(program, **kw):
+        report = real(program, **kw)
+        kw["interrupt"]._handler(signal.SIGINT, None)        # (the key, its checks behind it)
+        return report
+    monkeypatch.setattr(serq.sim, "simulate", ended_by_ctrl_c)
+    r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(tmp_path / "d"))
+    assert (r.exit_code, r.stdout, r.stderr) == (130, "", "interrupted\n")
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_dump_or_a_figure_that_cannot_be_written_is_an_error(tmp_path):

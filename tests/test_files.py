@@ -185,6 +185,53 @@ def test_the_api_writers_take_force(tmp_path):
     assert (d / "keep").read_text() == "k" and (d / "sojourn.csv").exists()
 
 
+def test_the_api_saves_a_png_as_serq_draw_out_does(tmp_path):
+    """prog.draw(fmt="png") is a Picture whose save goes through serq/files.py
+    as `serq draw --out f.png` does: the same bytes; its own figure replaced;
+    another file only with force; the program never; an extension saying
+    another format refused; no temporary file left."""
+    pytest.importorskip("matplotlib")
+    import serq
+    prog_path = tmp_path / "prog.sq"
+    text = open(MG1, encoding="utf-8").read()
+    prog_path.write_text(text)
+    prog = serq.load(str(prog_path))
+    png = prog.draw(fmt="png")
+    assert type(png).__name__ == "Picture" and png.startswith(b"\x89PNG") and png._repr_png_() == png
+    out = tmp_path / "f.png"
+    png.save(out)
+    assert run("draw", str(prog_path), "--out", str(tmp_path / "cli.png")).exit_code == 0
+    assert out.read_bytes() == bytes(png) == (tmp_path / "cli.png").read_bytes()
+    session = prog.draw(view="session", fmt="png")
+    session.save(str(out))                                # serq draw's own figure: replaced
+    assert out.read_bytes() == bytes(session) != bytes(png)
+    other = tmp_path / "photo.png"
+    other.write_bytes(b"\x89PNG\r\n\x1a\nnot serq's")
+    with pytest.raises(serq.SerqError) as e:
+        png.save(other)
+    assert e.value.render() == (
+        f"error[E005]: {other} exists and is not a file serq draw made: it is not written over\n"
+        "  = help: give --force (force=True) to replace it, or write elsewhere (serq draw recognises its own "
+        "files: a figure whose title says `serq draw:`)")
+    assert other.read_bytes() == b"\x89PNG\r\n\x1a\nnot serq's"
+    png.save(other, force=True)
+    assert other.read_bytes() == bytes(png)
+    with pytest.raises(serq.SerqError) as e:
+        png.save(prog_path, force=True)
+    assert e.value.render() == (f"error[E005]: {prog_path} is an input of serq draw: it is not written over\n"
+                                "  = help: write the output elsewhere")
+    assert prog_path.read_text() == text
+    with pytest.raises(serq.SerqError) as e:
+        png.save(tmp_path / "f.svg")
+    assert e.value.render() == (f"error[E970]: Picture.save: {tmp_path / 'f.svg'} says svg, and this figure is "
+                                "png\n  = help: draw it with fmt=\"svg\", or give a name ending .png")
+    with pytest.raises(serq.SerqError) as e:
+        prog.draw(fmt="tikz").save(tmp_path / "f.png")
+    assert e.value.render() == (f"error[E970]: Drawing.save: {tmp_path / 'f.png'} says png, and this figure is "
+                                "tikz\n  = help: draw it with fmt=\"png\", or give a name ending .tex")
+    assert sorted(os.listdir(tmp_path)) == ["cli.png", "f.png", "photo.png", "prog.sq"]
+
+
 def _mode(path) -> int:
     import stat
     return stat.S_IMODE(os.stat(path).st_mode)

@@ -1,7 +1,8 @@
 """No import circle anywhere in serq/, among its modules or its packages, an
 import inside a function included; and its layers go one way: the API
 below the oracle's comparisons and the tables, plots reading tables,
-sweeps using the API and the plots, the command at the top."""
+sweeps using the API and the plots, the command at the top, its process's
+entry above it."""
 
 import pytest
 
@@ -9,8 +10,9 @@ from .imports import find_cycle, import_graph, modules, package_graph
 
 # serq's upper layers, lowest first; a package imports none of a later layer
 # (the packages below them — ir, syntax, link, sim, draw, smt, … — import
-# none of these at all)
-LAYERS = [["serq.api"], ["serq.oracle", "serq.tables"], ["serq.plot"], ["serq.sweeps"], ["serq.cli"]]
+# none of these at all); the `serq` command's process (serq/__main__.py) on top
+LAYERS = [["serq.api"], ["serq.oracle", "serq.tables"], ["serq.plot"], ["serq.sweeps"], ["serq.cli"],
+          ["serq.__main__"]]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from serq.diag import SerqError
 from serq.sim import simulate
 
-from .helpers import link
+from .helpers import gated_batch, link
 
 ENGINE = """
   device gpu {{ kv cap {cap}; }}
@@ -163,15 +163,7 @@ BLOCKED = """
     }}
   }}
   pool kv on gpu {{ block 1; evict lru; preempt none; }}
-  pool reqs on e {{ queue fifo; }}
-  stage gate : delay;
-  workload {{
-    arrive batch(3);
-    init {{ set prompt = 4; set o = 2; set arrive = 0; }}
-    session {{ run gate (cost(gate, arrive)); turn; }}
-  }}
-  server {{ e (prompt, o); observe done = now; }}
-"""
+""" + gated_batch(3, 4, 2, to_format=True)
 
 
 def test_waiting_blocked_says_the_kv_refused_the_head():

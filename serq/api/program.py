@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import os
 from typing import Optional
 
 from ..diag import Diagnostic, SerqError, did_you_mean
@@ -59,17 +60,46 @@ class Drawing(str):
     """A figure's text (SVG or TikZ); an SVG shows itself in Jupyter."""
 
     fmt = "svg"
+    program: Optional[str] = None       # the program's path: never written over
 
     def _repr_svg_(self):
         return str(self) if self.fmt == "svg" else None
 
     def save(self, path, force: bool = False) -> None:
         """Write the figure at ``path``, as ``serq draw --out`` does: a file
-        that is not a figure of serq draw's is replaced only with ``force``."""
-        from .. import files
-        from .. import args
-        files.write_file(args.path("Drawing.save", "path", path), str(self), what="", mark=files.DRAW,
-                         force=args.flag("Drawing.save", "force", force))
+        that is not a figure of serq draw's is replaced only with ``force``,
+        the program never; a name whose extension says another format
+        (``.svg``, ``.tex``, ``.png``) is refused."""
+        _save(self, str(self), path, force)
+
+
+class Picture(bytes):
+    """A figure as PNG (bytes); it shows itself in Jupyter, and ``save(path)``
+    writes it as :meth:`Drawing.save` does."""
+
+    fmt = "png"
+    program: Optional[str] = None
+
+    def _repr_png_(self):
+        return bytes(self)
+
+    def save(self, path, force: bool = False) -> None:
+        """Write the PNG at ``path``, as ``serq draw --out FIGURE.png`` does."""
+        _save(self, bytes(self), path, force)
+
+
+def _save(figure, data, path, force) -> None:
+    from .. import args, files
+    from ..draw import EXTENSIONS
+    where = f"{type(figure).__name__}.save"
+    path = args.path(where, "path", path)
+    force = args.flag(where, "force", force)
+    says = EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    if says is not None and says != figure.fmt:
+        raise usage(f"{where}: {path} says {says}, and this figure is {figure.fmt}",
+                    help=f"draw it with fmt=\"{says}\", or give a name ending "
+                         f"{' or '.join(e for e, f in EXTENSIONS.items() if f == figure.fmt)}")
+    files.write_file(path, data, what="", mark=files.DRAW, force=force, inputs=[figure.program])
 
 
 class Program:
@@ -252,16 +282,19 @@ class Program:
     # -- drawings ---------------------------------------------------------------
     def draw(self, view: str = "deployment", fmt: str = "svg"):
         """The deployment or the session as SVG or TikZ (a :class:`Drawing`,
-        text) or PNG (bytes; matplotlib, ``serq[plot]``), as ``serq draw``."""
+        text) or PNG (a :class:`Picture`, bytes; matplotlib, ``serq[plot]``),
+        as ``serq draw``; ``.save(path)`` writes either."""
         _choice("view", view, VIEWS)
         _choice("fmt", fmt, FORMATS)
         from ..draw import render
         if fmt == "png":
             from .extras import extra
             extra("matplotlib", "plot")
-            return render(self.ir, view=view, fmt=fmt)
-        d = Drawing(render(self.ir, view=view, fmt=fmt))
-        d.fmt = fmt
+            d = Picture(render(self.ir, view=view, fmt=fmt))
+        else:
+            d = Drawing(render(self.ir, view=view, fmt=fmt))
+            d.fmt = fmt
+        d.program = self.path
         return d
 
     def _repr_svg_(self):

@@ -17,8 +17,10 @@ from .figure import Figure
 
 VIEWS = ("deployment", "session")
 FORMATS = ("svg", "tikz", "png")
+# the format a figure's file name says (serq draw --out, Drawing.save)
+EXTENSIONS = {".svg": "svg", ".tex": "tikz", ".png": "png"}
 
-__all__ = ["render", "draw", "figure", "build_scene", "VIEWS", "FORMATS"]
+__all__ = ["render", "draw", "figure", "build_scene", "VIEWS", "FORMATS", "EXTENSIONS"]
 
 
 def build_scene(program: Program, view: str = "deployment"):

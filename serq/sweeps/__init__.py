@@ -104,10 +104,11 @@ class Sweep:
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound != bound:
             from ..api.program import usage
             raise usage(f"the bound of {metric} is a number, not {bound!r}")
+        bound = args.number("Sweep.under", "bound", bound)       # (a whole number beyond a float refused)
         out = []
         for point, rows in self._points():
-            u = under(rows, metric, float(bound))
-            out.append({**point, "metric": metric, "bound": float(bound), "seeds": u.seeds, "under": u.under,
+            u = under(rows, metric, bound)
+            out.append({**point, "metric": metric, "bound": bound, "seeds": u.seeds, "under": u.under,
                         "over": u.over, "missing": u.missing, "unstable": u.unstable, "shaky": u.shaky})
         return out
 
@@ -325,9 +326,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
             irs.append(I.dumps(p))
     except BaseException:
         if pool is not None:
-            from ..signals import stop_processes
-            stop_processes(pool)      # (a signal while the points link: the workers go now)
-            pool.shutdown(wait=True, cancel_futures=True)
+            backends.stop(pool)       # (a signal while the points link: the workers go now)
         raise
     tasks = [(i * len(seed_list) + j, irs[i], s) for i in range(len(pts)) for j, s in enumerate(seed_list)]
     bar = _bar(len(tasks), progress)

@@ -89,7 +89,9 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:
-        result.write(out, force=force)
+        from ..signals import landing
+        with landing():           # once the table is in place, a signal no longer stops the sweep
+            result.write(out, force=force)
         text = result.text(list(show) if show else None, under=bounds)
         if text:
             click.echo(text)

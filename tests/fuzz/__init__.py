@@ -22,8 +22,9 @@ replay traces, Mooncake and P/D specs, vLLM outputs), ``table`` (sweep
 tables, CSV and Parquet, and dump files, plotted), ``api`` (the Python
 API's functions called with odd arguments), ``cli`` (odd command lines in a
 sandbox of a user's files) and ``signals`` (SIGINT, SIGTERM, SIGHUP sent to
-sweeps at random moments), each with its own property besides (nothing past
-the validator, no wrong answer, no file lost, no process left).
+sweeps and runs at a drawn moment of their life, ``interrupts.py``), each
+with its own property besides (nothing past the validator, no wrong answer,
+no file lost, no process left, no signal lost).
 
 The property (``check.outcome``): every input ends in a clean run or a
 ``SerqError`` every diagnostic of which names a location (``path:line:col``)

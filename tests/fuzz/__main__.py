@@ -47,8 +47,13 @@ def run(kind: str, n: int, seed: int, start: int, found: str, quiet: bool) -> di
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for where, ids in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         print(f"  {len(ids):6d}  {where}  (e.g. #{ids[0]})")
-    return {"kind": kind, "seed": seed, "start": start, "n": n, "counts": counts,
-            "classes": {w: len(ids) for w, ids in classes.items()}, "seconds": round(wall, 1)}
+    out = {"kind": kind, "seed": seed, "start": start, "n": n, "counts": counts,
+           "classes": {w: len(ids) for w, ids in classes.items()}, "seconds": round(wall, 1)}
+    if kind == "signals":       # how the commands ended: done, stopped, early (tests/fuzz/interrupts.py)
+        from .interrupts import TALLY
+        print("  " + ", ".join(f"{k} {v}" for k, v in sorted(TALLY.items())))
+        out["endings"] = dict(TALLY)
+    return out
 
 
 def _write(found: str, kind: str, seed: int, i: int, m: mutate.Mutant, o: check.Outcome) -> None:

@@ -48,6 +48,16 @@ class Outcome:
         return self.status not in ("ok", "error")
 
 
+class Finding(Exception):
+    """Worse than an error (a surface's own property broken, tests/fuzz/surfaces.py
+    and interrupts.py): ``status`` is past | wrong | lost | orphan | crash."""
+
+    def __init__(self, status: str, detail: str):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
 class _Timeout(BaseException):
     """The harness' time limit (a BaseException: no handler of serq's
     catches it)."""
@@ -146,7 +156,7 @@ def outcome(m: Mutant, hard_seconds: float = HARD_SECONDS) -> Outcome:
             signal.setitimer(signal.ITIMER_REAL, 0)
     except _Timeout:
         return Outcome("timeout", f"no end after {hard_seconds:g} s", where="timeout")
-    except _finding() as f:
+    except Finding as f:
         return Outcome(f.status, f.detail, where=f"{f.status}: {_shape(f.detail)}")
     except SerqError as e:
         try:
@@ -163,11 +173,6 @@ def outcome(m: Mutant, hard_seconds: float = HARD_SECONDS) -> Outcome:
     finally:
         signal.signal(signal.SIGALRM, old)
     return Outcome("error" if said == "error" else "ok")
-
-
-def _finding():
-    from .surfaces import Finding
-    return Finding
 
 
 def _shape(text: str) -> str:

@@ -5,8 +5,10 @@ raises :class:`Finding` for what is worse than an error:
 
 * ``retype``: the IR with one value where a number stands made a list, an
   object, a string or a boolean, or a key removed; a mutant the validator
-  lets through is ``past`` (unless it is the canonical IR again, or the
-  same program: a number's ``input`` name removed);
+  lets through is ``past`` unless the IR it read, written canonically, is
+  the mutant as written (a removed key that has a default is that default:
+  a number's ``input`` name removed leaves ``{"Num": {"value": 3.0}}``, the
+  one-field form ``{"Num": 3.0}`` written out);
 * ``trace``: a CSV trace (examples/replay/vllm_replay.sq) or a Mooncake
   trace (examples/replay/mooncake.sq) with a cell, a row, a key or its
   bytes broken, replayed; a Mooncake trace that runs is run again with its
@@ -20,15 +22,13 @@ raises :class:`Finding` for what is worse than an error:
   with cells, rows or bytes broken, read and plotted (a table whose values
   only were changed is written and read back, and must be the same);
 * ``api``: a public function of the Python API called with arguments of
-  odd types and values; a standard stream it closes is ``lost``;
+  odd types and values (a drawing's and a PNG picture's save among them);
+  a standard stream it closes, or a user's file written over, is ``lost``;
 * ``cli``: a ``serq`` command line of odd options and values, in a
   sandbox with a program and a user's files: exit 3 or a traceback is a
   crash, a user's file changed is ``lost``;
-* ``signals``: ``serq sweep`` (a pool, a Dask cluster, one process) or
-  ``serq run`` sent SIGINT, SIGTERM or SIGHUP at a random moment: a process
-  left is an ``orphan``, a table not whole or an earlier one changed
-  ``lost``, an exit status not 128 + the signal's number (or 0, done) a
-  crash;
+* ``signals``: ``serq sweep`` and ``serq run`` sent SIGINT, SIGTERM or
+  SIGHUP at a drawn moment (tests/fuzz/interrupts.py);
 * ``parser``: a source mutant (the ``source`` kind's mutator; a third of
   them with an odd character put in) parsed from each start rule by serQ's
   driver (serq.syntax.lalr) and by lark's parser of the grammar
@@ -40,29 +40,17 @@ from __future__ import annotations
 import base64
 import copy
 import glob
-import io
 import json
 import os
 import random
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from functools import lru_cache
 
 from . import corpus as C
+from . import interrupts
 from . import jsonmut as J
-
-
-class Finding(Exception):
-    """Worse than an error: ``status`` is past | wrong | lost | orphan | crash."""
-
-    def __init__(self, status: str, detail: str):
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
+from .check import Finding
 
 
 def _mutant(kind, example, what, **kw):
@@ -85,19 +73,46 @@ def retype_make(ch, i=None):
 
 
 @lru_cache(maxsize=None)
-def _original(path: str):
-    from serq import ir
-    return ir.loads(json.dumps(C.ir_data(path)), f"{path}.ir.json")
+def _short_forms() -> dict:
+    """Variant tag -> the field a record of it may be written as alone: its
+    first, where every other field has a default the codec leaves out
+    (``{"Num": {"value": 3.0}}`` is ``{"Num": 3.0}``; serq/ir/codec.py)."""
+    import dataclasses
+    from serq.ir.codec import _TAGS
+    out: dict = {}
+    for cls, tag in _TAGS.items():
+        fields = dataclasses.fields(cls)
+        short = len(fields) > 1 and all(f.metadata.get("omit_default") for f in fields[1:])
+        out.setdefault(tag, set()).add(fields[0].name if short else None)
+    return {tag: next(iter(firsts)) for tag, firsts in out.items() if len(firsts) == 1 and None not in firsts}
+
+
+def _short(data):
+    """JSON data with every record written in its one-field form where the
+    codec would (what the codec reads as the same)."""
+    if isinstance(data, list):
+        return [_short(x) for x in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) == 1:
+        (tag, payload), = data.items()
+        first = _short_forms().get(tag)
+        if first is not None and isinstance(payload, dict) and list(payload) == [first]:
+            return {tag: _short(payload[first])}
+    return {k: _short(v) for k, v in data.items()}
 
 
 def retype_run(m, simulate) -> None:
     from serq import ir
     program = ir.loads(json.dumps(m.data), f"{m.example}.ir.json")
     ir.validate(program)
-    if json.dumps(ir.to_data(program), sort_keys=True) != json.dumps(m.data, sort_keys=True) and \
-            program != _original(m.example):
-        # (a key whose removal leaves the program the same, as the model's
-        # equality says: a number's input name, which no result depends on)
+    if json.dumps(ir.to_data(program), sort_keys=True) != json.dumps(_short(m.data), sort_keys=True):
+        # the IR the validator let through is not the mutant read as written:
+        # a value coerced, a key's loss filled in by something not its
+        # default.  (A removed key with a default is the IR with that
+        # default, which the codec writes by leaving it out: a number's input
+        # name removed is `{"Num": {"value": 3.0}}`, the one-field form
+        # `{"Num": 3.0}` written out.)
         raise Finding("past", f"the validator let through a mutant that is not the canonical IR: {m.what}")
     simulate(program)
 
@@ -459,9 +474,15 @@ def _objects():
     return prog, rep, sw
 
 
+@lru_cache(maxsize=None)
+def _picture():
+    return _objects()[0].draw(fmt="png")
+
+
 API_CALLS = ("load", "loads", "run", "set", "draw", "save", "dump", "samples", "sweep", "write", "summary", "text",
              "read_table", "plot_table", "plot_samples", "plot_gauge", "plot_save", "oracle_run", "oracle_compare",
-             "oracle_program", "campaign", "under", "text_under", "sweep_instance", "plot_tables", "inputs")
+             "oracle_program", "campaign", "under", "text_under", "sweep_instance", "plot_tables", "inputs",
+             "save_png")
 
 
 def api_make(ch, i=None):
@@ -488,7 +509,7 @@ def api_run(m, simulate) -> None:
         f.write("mine\n")
     os.makedirs(os.path.join(d, "examples", "single-turn"))
     shutil.copy(os.path.join(C.ROOT, MG1), os.path.join(d, MG1))
-    forced = call in ("save", "dump", "write") and True in a[:3]
+    forced = call in ("save", "save_png", "dump", "write") and True in a[:3]
     os.chdir(d)
     try:
         fig = None
@@ -504,6 +525,8 @@ def api_run(m, simulate) -> None:
             prog.draw(view=a[0], fmt=a[1] if a[1] is not None else "svg")
         elif call == "save":
             prog.draw().save(a[0], force=bool(a[1]) if isinstance(a[1], bool) else a[1] if a[1] is not None else False)
+        elif call == "save_png":
+            _picture().save(a[0], force=a[1] if a[1] is not None else False)
         elif call == "dump":
             rep.dump(a[0], force=a[1] if a[1] is not None else False)
         elif call == "samples":
@@ -563,8 +586,8 @@ def api_run(m, simulate) -> None:
                 os.fstat(fd)
             except OSError:
                 raise Finding("lost", f"standard stream {fd} closed by {m.what}") from None
-        with open(sentinel) as f:
-            if f.read() != "mine\n" and not forced:
+        with open(sentinel, "rb") as f:
+            if f.read() != b"mine\n" and not forced:
                 raise Finding("lost", f"a user's file written over by {m.what}")
         shutil.rmtree(d, ignore_errors=True)
 
@@ -712,104 +735,6 @@ def cli_run(m, simulate) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
-# ---------------------------------------------------------------- signals
-
-def _descendants(pid: int) -> list:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for t in tasks:
-            try:
-                with open(f"/proc/{p}/task/{t}/children") as f:
-                    kids = [int(x) for x in f.read().split()]
-            except OSError:
-                continue
-            out += kids
-            todo += kids
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
-SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def signals_make(ch, i=None):
-    how = ch.pick(("pool", "pool", "pool", "one", "dask", "run"))
-    sig = ch.pick(SIGNALS)
-    delay = ch.pick((0.05, 0.3, 1.0, 2.0, 3.0, 5.0, 8.0))
-    return _mutant("signals", how, f"{how} sent {sig} after {delay} s", args=[how, sig, delay])
-
-
-def signals_run(m, simulate) -> None:
-    how, sig, delay = m.args
-    sig = getattr(signal, sig)
-    d = _tmpdir()
-    try:
-        out = os.path.join(d, "t.csv")
-        earlier = "seed,run.end\n1,5\n"
-        with open(out, "w") as f:
-            f.write(earlier)
-        base = [sys.executable, "-m", "serq.cli"]
-        if how == "run":
-            cmd = base + ["run", os.path.join(C.ROOT, MG1), "--horizon", "3e5"]
-        else:
-            cmd = base + ["sweep", os.path.join(C.ROOT, MG1), "--set", "lambda=0.5,0.6,0.7", "--seeds", "1-2",
-                          "--horizon", "2e4", "--out", out]
-            cmd += {"pool": ["--jobs", "2"], "one": ["--jobs", "1"], "dask": ["--jobs", "2", "--dask", "local"]}[how]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=C.ROOT,
-                             start_new_session=True)
-        seen: set = set()
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < delay and p.poll() is None:
-            seen.update(_descendants(p.pid))
-            time.sleep(0.02)
-        seen.update(_descendants(p.pid))
-        if p.poll() is None:
-            p.send_signal(sig)
-        try:
-            _, err = p.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            raise Finding("orphan", f"no end 120 s after {m.what}") from None
-        time.sleep(1.0)
-        left = [k for k in seen if _alive(k)]
-        for k in left:
-            try:
-                os.kill(k, signal.SIGKILL)
-            except OSError:
-                pass
-        if left:
-            raise Finding("orphan", f"{len(left)} of {len(seen)} processes left after {m.what}")
-        if "Traceback" in err:
-            raise Finding("crash", f"a traceback after {m.what}: {err[-400:]}")
-        if p.returncode == -sig and not seen:
-            return "error"    # killed before it set its handlers: it had started nothing, written nothing
-        if p.returncode not in (0, 128 + sig):
-            raise Finding("crash", f"exit {p.returncode} after {m.what}: {err[-300:]}")
-        if how != "run":
-            with open(out) as f:
-                text = f.read()
-            if p.returncode != 0 and text != earlier:
-                raise Finding("lost", f"the earlier table changed by a sweep stopped by {m.what}")
-            if p.returncode == 0 and len(text.splitlines()) != 7:
-                raise Finding("lost", f"a table of {len(text.splitlines())} lines, not 7, after {m.what}")
-        if [f for f in os.listdir(d) if f != "t.csv"]:
-            raise Finding("lost", f"a temporary file left after {m.what}: {os.listdir(d)}")
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
 # ---------------------------------------------------------------- the parser against lark
 
 # characters no terminal begins with, or only some: the lexer's errors and
@@ -848,7 +773,7 @@ KINDS = {
     "table": (table_make, table_run),
     "api": (api_make, api_run),
     "cli": (cli_make, cli_run),
-    "signals": (signals_make, signals_run),
+    "signals": (interrupts.make, interrupts.run),
     "parser": (parser_make, parser_run),
 }
 

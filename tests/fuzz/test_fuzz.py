@@ -10,6 +10,7 @@ file, and ``make fuzz N=…`` runs many more."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -17,8 +18,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from . import check, mutate
 
 # mutants per kind in CI (each a link, and a short run when it links; a
-# surface's file read, a call, a command in a sandbox); signals are
-# tests/sweeps/test_signals.py's in CI, `make fuzz`'s beyond
+# surface's file read, a call, a command in a sandbox); signals: a few cases
+# below (and tests/sweeps/test_signals.py), `make fuzz`'s beyond
 EXAMPLES = {"source": 3000, "numeric": 600, "ir": 1500, "retype": 150, "trace": 60, "oracle": 100, "table": 40,
             "api": 100, "cli": 40, "parser": 300}
 
@@ -88,3 +89,65 @@ def test_a_crash_is_a_finding_with_its_class(monkeypatch):
     o = check.outcome(mutate.Mutant("source", "x.sq", "any", text="fn main() {}"))
     assert o.status == "crash" and o.finding and o.where.startswith("ZeroDivisionError at ")
     assert "ZeroDivisionError: division by zero" in o.trace
+
+
+def test_a_retyped_ir_is_past_the_validator_unless_it_is_the_ir_read_as_written(monkeypatch):
+    """The retype surface's property (item 4(b) of issue 24's second pass):
+    a mutant that removes a number's input name is the IR with that default,
+    the one-field form written out, and runs; one whose retyped value the
+    reader turned back into the original's number is past the validator —
+    though the program it read equals the original's (the property asked
+    that once, and the model's equality cannot tell a coerced value)."""
+    import copy
+    from serq import ir
+    from . import corpus, jsonmut
+    path = "examples/oracle/vllm_request_priority.sq"
+    data = corpus.ir_data(path)
+    named = [n for n in jsonmut.nodes(data) if n[0].endswith(".input")]
+    assert named
+    gone = copy.deepcopy(data)
+    where = named[0][0]
+    parent = [n for n in jsonmut.nodes(gone) if n[0] == where][0][1]
+    del parent["input"]
+    assert check.outcome(mutate.Mutant("retype", path, f"remove {where}", data=gone, horizon=10.0)).status == "ok"
+
+    retyped = copy.deepcopy(data)
+    where, parent, key = [n for n in jsonmut.nodes(retyped) if jsonmut.is_number(n[1][n[2]])
+                          and isinstance(n[1][n[2]], float) and ".loc" not in n[0]][0]
+    value, parent[key] = parent[key], "coerced"
+    real = ir.loads
+    monkeypatch.setattr(ir, "loads", lambda text, source: real(text.replace('"coerced"', repr(value)), source))
+    o = check.outcome(mutate.Mutant("retype", path, f"{where}: {value} -> \"coerced\"", data=retyped, horizon=10.0))
+    assert o.status == "past" and o.detail.startswith("the validator let through a mutant that is not the canonical IR")
+    assert ir.loads(json.dumps(retyped), "x") == real(json.dumps(data), "o")     # what the old property asked
+
+
+SIGNAL_CASES = [          # (how, fmt, signal, to, at, second, start, nohup): tests/fuzz/interrupts.py
+    ("pool", "csv", "SIGTERM", "group", 0.6, None, "fork", False),
+    ("one", "parquet", "SIGINT", "process", 0.5, ["SIGINT", 0.05], "fork", False),
+    ("run", "csv", "SIGHUP", "group", 0.5, None, "fork", True),
+    ("pool", "csv", "SIGINT", "group", 0.4, None, "exec", False),
+]
+
+
+def test_signal_cases_end_cleanly():
+    """A few of the signal fuzzer's cases, each checked whole (its exit and
+    last line, its output against the undisturbed run's or the earlier one,
+    a signal lost, no process left, nothing left beside).  In a process of
+    their own: the harness adopts every orphan and kills what outlives a
+    case, which pytest's own children must not meet."""
+    import subprocess
+    import sys
+    code = ("import json, sys\n"
+            "from tests.fuzz import check, mutate\n"
+            "out = []\n"
+            "for args in json.loads(sys.argv[1]):\n"
+            "    o = check.outcome(mutate.Mutant('signals', args[0], 'a CI case', args=args))\n"
+            "    out.append([o.status, o.detail[-2000:]])\n"
+            "print(json.dumps(out))\n")
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(SIGNAL_CASES)], capture_output=True, text=True,
+                       timeout=600, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert all(status in ("ok", "error") for status, _ in got), got      # done or stopped, and nothing worse
+    assert got[2][0] == "ok", got                                          # (nohup: its SIGHUP is nothing)

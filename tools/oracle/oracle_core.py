@@ -51,8 +51,8 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 from oracle_format import dumps_output  # noqa: E402,F401  (re-exported)
 from oracle_io import (  # noqa: E402,F401  (re-exported: the harnesses read them as core.X)
-    MAX_PREFIXES, OUT, PREFIX_KEYS, ScenarioError, _bool_field, _check_keys, _int_field, emit, fail,
-    input_lines, load_json_file, prefix_field, request_list, serve_lines)
+    MAX_PREFIXES, OUT, PREFIX_KEYS, ScenarioError, _bool_field, _check_keys, _int_field, command_line, emit,
+    fail, input_lines, load_json_file, prefix_field, request_list, serve_lines)
 
 _vllm = None  # lazily imported namespace
 
@@ -542,26 +542,21 @@ def request_rows(drv, arrivals, first: int) -> list:
     return rows
 
 
+def replay_output(drv, arrivals, first: int, log, **more) -> dict:
+    """A replay harness's output, its preemptions checked first: the rows
+    (``request_rows``), the steps (the driver's; a harness may set its own),
+    the preemptions, vLLM's version, ``more``, and the per-step log when one
+    was kept (``log`` not None)."""
+    drv.check_preemption_count()
+    out = {"requests": request_rows(drv, arrivals, first), "steps": drv.step, "preemptions": drv.preemptions,
+           "vllm": vllm_version(), **more}
+    if log is not None:
+        out["log"] = log
+    return out
+
+
 def spec_main(argv, description: str, parse_spec, run_spec) -> int:
-    """A replay harness's command line: SPEC.json, --batch IN.jsonl or
-    --serve, each with --steps; ``parse_spec(obj, base_dir)`` and
-    ``run_spec(spec, keep_log)``."""
-    import argparse
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("spec", nargs="?", help="spec JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl", help="one spec per line; prints one output per line")
-    ap.add_argument("--serve", action="store_true", help="read specs from stdin one line at a time")
-    ap.add_argument("--steps", action="store_true", help="add the per-step log")
-    args = ap.parse_args(argv)
-    if (args.spec is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of SPEC.json, --batch IN.jsonl or --serve")
-    if args.spec is not None:
-        try:
-            sp = parse_spec(load_json_file(args.spec, "spec"), os.path.dirname(os.path.abspath(args.spec)))
-            out = run_spec(sp, args.steps)
-        except ScenarioError as e:
-            fail(f"{args.spec}: {e}")
-        emit(dumps_output(out, one_line=False))
-        return 0
-    lines, source = input_lines(args.batch, args.serve)
-    return serve_lines(lines, source, lambda obj: run_spec(parse_spec(obj, os.getcwd()), args.steps))
+    """A replay harness's command line (``command_line`` of a ``spec``):
+    ``parse_spec(obj, base_dir)`` and ``run_spec(spec, keep_log)``."""
+    return command_line(argv, description, "spec", lambda obj, args, where: run_spec(parse_spec(obj, where),
+                                                                                     args.steps))

@@ -165,3 +165,44 @@ def input_lines(batch, serve: bool):
             return f.read().splitlines(), batch
     except OSError as e:
         fail(f"cannot read {batch}: {e.strerror}")
+
+
+def command_line(argv, description: str, noun: str, run, *, steps="add the per-step log", serve_note: str = "",
+                 options=(), first=None) -> int:
+    """A harness's command line: ``NOUN.json``, ``--batch IN.jsonl`` or
+    ``--serve`` (one input per line in, one output per line out:
+    ``serve_lines``), and ``--steps`` (its help ``steps``; none when None).
+    ``run(obj, args, where)`` is the output for one input's JSON object, a
+    bad one raising ScenarioError; ``where`` is the directory its relative
+    paths are read from (the file's; for --batch and --serve the current
+    one).  ``options``: more ``(flags, keywords)`` for argparse;
+    ``first(args)``: run before the rest, an exit status to stop there (or
+    None)."""
+    import argparse
+    from oracle_format import dumps_output
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument(noun, nargs="?", help=f"{noun} JSON file")
+    ap.add_argument("--batch", metavar="IN.jsonl", help=f"one {noun} per line; prints one output per line")
+    ap.add_argument("--serve", action="store_true",
+                    help=f"read {noun}s from stdin one line at a time and answer each at once{serve_note}")
+    if steps is not None:
+        ap.add_argument("--steps", action="store_true", help=steps)
+    for flags, keywords in options:
+        ap.add_argument(*flags, **keywords)
+    args = ap.parse_args(argv)
+    if first is not None:
+        code = first(args)
+        if code is not None:
+            return code
+    path = getattr(args, noun)
+    if (path is not None) + (args.batch is not None) + args.serve != 1:
+        ap.error(f"give exactly one of {noun.upper()}.json, --batch IN.jsonl or --serve")
+    if path is not None:
+        try:
+            out = run(load_json_file(path, noun), args, os.path.dirname(os.path.abspath(path)))
+        except ScenarioError as e:
+            fail(f"{path}: {e}")
+        emit(dumps_output(out, one_line=False))
+        return 0
+    lines, source = input_lines(args.batch, args.serve)
+    return serve_lines(lines, source, lambda obj: run(obj, args, os.getcwd()))

@@ -53,7 +53,6 @@ by a hash of the installed loops).  See tools/oracle/sglang/README.md.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import inspect
 import os
@@ -64,7 +63,6 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import oracle_io as io  # noqa: E402  (guards stdout)
-from oracle_format import dumps_output  # noqa: E402
 from oracle_io import ScenarioError  # noqa: E402
 
 SGLANG_VERSION_PINNED = "0.5.23"
@@ -606,32 +604,20 @@ def _log_entry(k: int, batch, ev: dict, free: int) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Run scenarios through SGLang 0.5.23's real scheduler.")
-    ap.add_argument("scenario", nargs="?", help="scenario JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl", help="one scenario per line; prints one output per line")
-    ap.add_argument("--serve", action="store_true",
-                    help="read scenarios from stdin one line at a time and answer each at once")
-    ap.add_argument("--steps", action="store_true", help="add the per-step log")
-    ap.add_argument("--loop-hashes", action="store_true",
-                    help="print the sha256 of the installed event loops and exit")
-    args = ap.parse_args(argv)
-    if args.loop_hashes:
+    def loop_hashes(args):
+        if not args.loop_hashes:
+            return None
         sg = _import_sglang()
         for name in LOOP_SHA256:
             src = inspect.getsource(getattr(sg.Scheduler, name))
             io.emit(f"{name} {hashlib.sha256(src.encode()).hexdigest()}")
         return 0
-    if (args.scenario is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of SCENARIO.json, --batch IN.jsonl or --serve")
-    if args.scenario is not None:
-        try:
-            out = run_scenario(parse_scenario(io.load_json_file(args.scenario, "scenario")), args.steps)
-        except ScenarioError as e:
-            io.fail(f"{args.scenario}: {e}")
-        io.emit(dumps_output(out, one_line=False))
-        return 0
-    lines, source = io.input_lines(args.batch, args.serve)
-    return io.serve_lines(lines, source, lambda obj: run_scenario(parse_scenario(obj), args.steps))
+    return io.command_line(
+        argv, "Run scenarios through SGLang 0.5.23's real scheduler.", "scenario",
+        lambda obj, args, where: run_scenario(parse_scenario(obj), args.steps),
+        options=[(("--loop-hashes",), {"action": "store_true",
+                                        "help": "print the sha256 of the installed event loops and exit"})],
+        first=loop_hashes)
 
 
 if __name__ == "__main__":

@@ -185,12 +185,8 @@ def run_spec(sp: dict, keep_log: bool) -> dict:
         drv.run_async(arrivals, limit, log=log)
     else:
         drv.replay(arrivals, limit, log=log, idle_skip=True)
-    drv.check_preemption_count()
-    out_rows = core.request_rows(drv, arrivals, first)
-    out = {"requests": out_rows, "steps": max(r["last"] for r in out_rows), "preemptions": drv.preemptions,
-           "vllm": core.vllm_version(), "async": sp["async"]}
-    if keep_log:
-        out["log"] = log
+    out = core.replay_output(drv, arrivals, first, log, **{"async": sp["async"]})
+    out["steps"] = max(r["last"] for r in out["requests"])
     return out
 
 

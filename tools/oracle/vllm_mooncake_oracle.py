@@ -132,13 +132,7 @@ def run_spec(sp: dict, keep_log: bool) -> dict:
     log = [] if keep_log else None
     limit = arrivals[-1][0] + 10 + sum(4 * (r["input_length"] + r["output_length"]) for r in rows)
     drv.replay(arrivals, limit, log=log, idle_skip=True)
-    drv.check_preemption_count()
-    out_rows = core.request_rows(drv, arrivals, first)
-    out = {"requests": out_rows, "steps": drv.step, "preemptions": drv.preemptions,
-           "vllm": core.vllm_version()}
-    if keep_log:
-        out["log"] = log
-    return out
+    return core.replay_output(drv, arrivals, first, log)
 
 
 def main(argv=None) -> int:

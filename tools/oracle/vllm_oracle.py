@@ -25,11 +25,8 @@ See README.md in this directory for the exact conventions.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -167,33 +164,12 @@ def finalize(out: dict, stats: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        description="Run serQ scenarios through vLLM 0.33.0's real scheduler.")
-    ap.add_argument("scenario", nargs="?", help="scenario JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl",
-                    help="one scenario per line; prints one output per line")
-    ap.add_argument("--serve", action="store_true",
-                    help="read scenarios from stdin one line at a time and answer each at once "
-                         "(one vLLM import for a whole fuzzing session)")
-    ap.add_argument("--steps", action="store_true", help="add the per-step log")
-    ap.add_argument("--stats", action="store_true",
-                    help="also report self_preemptions (not part of the compared output)")
-    args = ap.parse_args(argv)
-    if (args.scenario is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of SCENARIO.json, --batch IN.jsonl or --serve")
-
-    if args.scenario is not None:
-        try:
-            sc = parse_scenario(core.load_json_file(args.scenario, "scenario"))
-            out = finalize(run_scenario(sc, args.steps), args.stats)
-        except ScenarioError as e:
-            core.fail(f"{args.scenario}: {e}")
-        core.emit(core.dumps_output(out, one_line=False))
-        return 0
-
-    lines, source = core.input_lines(args.batch, args.serve)
-    return core.serve_lines(lines, source,
-                            lambda obj: finalize(run_scenario(parse_scenario(obj), args.steps), args.stats))
+    return core.command_line(
+        argv, "Run serQ scenarios through vLLM 0.33.0's real scheduler.", "scenario",
+        lambda obj, args, where: finalize(run_scenario(parse_scenario(obj), args.steps), args.stats),
+        serve_note=" (one vLLM import for a whole fuzzing session)",
+        options=[(("--stats",), {"action": "store_true",
+                                 "help": "also report self_preemptions (not part of the compared output)"})])
 
 
 if __name__ == "__main__":

@@ -41,7 +41,6 @@ Output:
 
 from __future__ import annotations
 
-import argparse
 import copy
 import os
 import sys
@@ -313,25 +312,9 @@ def _tick_log(k, rec_p, rec_d, sched_p, sched_d, started, sending, workers) -> d
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        description="Run P/D scenarios through two of vLLM 0.33.0's real schedulers.")
-    ap.add_argument("scenario", nargs="?", help="scenario JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl", help="one scenario per line; one output per line")
-    ap.add_argument("--serve", action="store_true",
-                    help="read scenarios from stdin one line at a time and answer each at once")
-    ap.add_argument("--steps", action="store_true", help="add the per-tick log")
-    args = ap.parse_args(argv)
-    if (args.scenario is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of SCENARIO.json, --batch IN.jsonl or --serve")
-    if args.scenario is not None:
-        try:
-            out = run_scenario(parse_scenario(core.load_json_file(args.scenario, "scenario")), args.steps)
-        except ScenarioError as e:
-            core.fail(f"{args.scenario}: {e}")
-        core.emit(core.dumps_output(out, one_line=False))
-        return 0
-    lines, source = core.input_lines(args.batch, args.serve)
-    return core.serve_lines(lines, source, lambda obj: run_scenario(parse_scenario(obj), args.steps))
+    return core.command_line(argv, "Run P/D scenarios through two of vLLM 0.33.0's real schedulers.", "scenario",
+                             lambda obj, args, where: run_scenario(parse_scenario(obj), args.steps),
+                             steps="add the per-tick log")
 
 
 if __name__ == "__main__":

@@ -39,12 +39,9 @@ it first admitted the request (what vLLM reports as num_cached_tokens).
 
 from __future__ import annotations
 
-import argparse
 import heapq
-import json
 import os
 import sys
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -197,28 +194,8 @@ def run_trace(tr: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(
-        description="Replay multi-turn sessions through vLLM 0.33.0's real scheduler.")
-    ap.add_argument("trace", nargs="?", help="trace JSON file")
-    ap.add_argument("--batch", metavar="IN.jsonl",
-                    help="one trace per line; prints one output per line")
-    ap.add_argument("--serve", action="store_true",
-                    help="read traces from stdin one line at a time and answer each at once")
-    args = ap.parse_args(argv)
-    if (args.trace is not None) + (args.batch is not None) + args.serve != 1:
-        ap.error("give exactly one of TRACE.json, --batch IN.jsonl or --serve")
-
-    if args.trace is not None:
-        try:
-            tr = parse_trace(core.load_json_file(args.trace, "trace"))
-            out = run_trace(tr)
-        except ScenarioError as e:
-            core.fail(f"{args.trace}: {e}")
-        core.emit(core.dumps_output(out, one_line=False))
-        return 0
-
-    lines, source = core.input_lines(args.batch, args.serve)
-    return core.serve_lines(lines, source, lambda obj: run_trace(parse_trace(obj)))
+    return core.command_line(argv, "Replay multi-turn sessions through vLLM 0.33.0's real scheduler.", "trace",
+                             lambda obj, args, where: run_trace(parse_trace(obj)), steps=None)
 
 
 if __name__ == "__main__":
