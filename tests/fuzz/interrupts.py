@@ -198,6 +198,9 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
         env = dict(os.environ, TMPDIR=box["tmp"])
         env.pop("SERQ_DEBUG", None)
         if execute:
+            # (a new interpreter starts with SIGINT at its default till it sets
+            # its own: a Ctrl-C from here to then kills it, nothing said)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.write(ready_w, b"x")
             os.execve(SERQ, ["serq"] + argv, env)
         os.environ.clear()
