@@ -39,7 +39,7 @@ import os
 from typing import Callable, Iterable, Optional, Union
 
 from .diag import Diagnostic, SerqError
-from .signals import put
+from .signals import deferred, put
 
 MANIFEST = ".serq-files.json"
 HEAD = 8192                  # the bytes of a file a mark reads at most
@@ -159,12 +159,14 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
     check_file(path, what=what, mark=mark, force=force, inputs=inputs)
     folder = os.path.dirname(os.path.abspath(path))
     import tempfile     # here: a command that writes nothing does not pay for it (nor shutil's)
+    with deferred() as made:      # (a signal as it is made: raised once its name is ours to remove)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".serq", dir=folder)
+            os.close(fd)
+        except OSError as e:
+            raise _cannot(what, path, e) from None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".serq", dir=folder)
-        os.close(fd)
-    except OSError as e:
-        raise _cannot(what, path, e) from None
-    try:
+        made.release()
         yield tmp
         check_file(path, what=what, mark=mark, force=force, inputs=inputs)
         try:
@@ -173,8 +175,10 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
         except OSError as e:
             raise _cannot(what, path, e) from None
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        with deferred() as removing:      # (not cut short by a signal)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        removing.release()
 
 
 def write_file(path: str, data: Union[str, bytes], *, what: str, mark: Mark, force: bool = False,
@@ -280,13 +284,15 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
     parent = os.path.dirname(os.path.abspath(directory))
     import shutil
     import tempfile
-    try:
-        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
-                               dir=parent)
-    except OSError as e:
-        raise _cannot(what, directory, e) from None
+    with deferred() as made:      # (a signal as it is made: raised once its name is ours to remove)
+        try:
+            tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
+                                   dir=parent)
+        except OSError as e:
+            raise _cannot(what, directory, e) from None
     old = None
     try:
+        made.release()
         names = []
         for rel, text in files:
             dest = os.path.join(tmp, rel)
@@ -306,8 +312,10 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
             # an empty directory or an earlier dump: replaced whole (moved
             # aside, then removed), or, where it cannot move (the current
             # directory, a mount point), emptied of its own files below
-            old = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".old",
-                                   dir=parent)
+            with deferred() as aside:
+                old = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".old",
+                                       dir=parent)
+            aside.release()
             moved = []
 
             def swap():       # (both renames, or none: a signal waits for them)
@@ -340,10 +348,12 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
     except OSError as e:
         raise _cannot(what, directory, e) from None
     finally:
-        if os.path.isdir(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        with deferred() as removing:      # (not cut short by a signal)
+            if os.path.isdir(tmp):
+                shutil.rmtree(tmp, ignore_errors=True)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        removing.release()
 
 
 def _umask() -> int:

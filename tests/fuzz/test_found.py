@@ -1044,3 +1044,30 @@ def test_a_sweeps_bound_beyond_a_float_is_refused():
         assert _err(call) == ("error[E970]: Sweep.under: bound= is beyond what a float holds (about 1.8e308)\n"
                               "  = help: give inf for no bound")
     assert sw.under("sojourn.mean", 10 ** 300)[0]["bound"] == 1e300
+
+
+@pytest.mark.parametrize("make", ["mkstemp", "mkdtemp"])
+def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch, make):
+    """SIGTERM to a one-process sweep as its table's temporary file was made
+    (seed 25 #6618): raised between mkstemp's return and the block that
+    removes it, it left `.t.csv.XXXXXXXX.serq` beside the table.  A run's
+    dump (mkdtemp) likewise.  The signal is held while the file is made."""
+    import os
+    import signal
+    import tempfile
+    from serq import files, signals
+    real = getattr(tempfile, make)
+
+    def signalled(*a, **k):
+        made = real(*a, **k)
+        os.kill(os.getpid(), signal.SIGTERM)
+        _wait_for_it(0.1)
+        return made
+    monkeypatch.setattr(tempfile, make, signalled)
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            if make == "mkstemp":
+                files.write_file(str(tmp_path / "t.csv"), "a\n", what="--out ", mark=files.unmarked("test"))
+            else:
+                files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
+    assert os.listdir(tmp_path) == []
