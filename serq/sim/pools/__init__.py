@@ -3,7 +3,8 @@
 * ``pool.py``: a pool's state (allocations, the per-session cache, the
   admission queue, growers) and the calls that change it;
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
-  the same calls;
+  the same calls, block by block (the reference);
+* ``runs.py``: the same pool kept as runs of blocks;
 * ``admission.py``: a hold's admission (its queue, its refusal, settle-time
   admissions), and the heads that could never fit;
 * ``release.py``: release (and what it caches), ``drop`` and leases;
@@ -22,6 +23,7 @@ from .growth import GROW_OK, GROW_SELF, GROW_STALL, Growth
 from .pool import Entry, Grower, HoldInst, Pool, PoolAlloc, Req, round_down, round_up
 from .prefix import SharedPool, add_content
 from .release import Release
+from .runs import RunPool
 
-__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "add_content", "round_down",
+__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "RunPool", "SharedPool", "add_content", "round_down",
            "round_up"]
