@@ -4,7 +4,7 @@
   admission queue, growers) and the calls that change it;
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
   the same calls, block by block (the reference);
-* ``runs.py``: the same pool kept as runs of blocks;
+* ``runs.py``: the same pool kept as runs of blocks (the one a run uses);
 * ``admission.py``: a hold's admission (its queue, its refusal, settle-time
   admissions), and the heads that could never fit;
 * ``release.py``: release (and what it caches), ``drop`` and leases;
