@@ -119,7 +119,7 @@ def _first(lst, j, hi):
 class RunPool(SharedPool):
     """A content-addressed pool whose blocks are kept as runs (see the
     module's doc); it keeps ``SharedPool``'s calls and semantics.  What it
-    inherits from it touches no block (``_hit``, ``cached_of``,
+    inherits from it touches no block (``lookup``'s cache, ``_hit``, ``cached_of``,
     ``scheduled_at``)."""
 
     def __init__(self, sim, pid, decl):
@@ -262,15 +262,8 @@ class RunPool(SharedPool):
         else:
             self._link_tail(Run(None, 0, n, 0, 0, None))
 
-    def lookup(self, sess) -> int:
-        """The leading blocks of the session's chain that the index has."""
-        if self.hits_at != self.version:
-            self.hits.clear()
-            self.hits_at = self.version
-        key = (sess.sid, len(sess.content))
-        n = self.hits.get(key)
-        if n is not None:
-            return n
+    def _found(self, sess) -> int:
+        """(``lookup``'s answer, walked in the index run by run)"""
         _, ends, ids, own, _ = self._chain(sess)
         index = self.index
         bs = self.bs
@@ -298,8 +291,18 @@ class RunPool(SharedPool):
             lst = index.get(own)
             if lst is not None:
                 n = _reach(lst, n, _INF)
-        self.hits[key] = n
         return n
+
+    def _hit_runs(self, sess, h: int):
+        """The runs a hit of ``h`` blocks takes, as (run, first block, end):
+        for each block the first run, in naming order, that holds it."""
+        index = self.index
+        for g, a, b in self._slots(sess, 0, h):
+            lst = index[g]
+            while a < b:
+                r, e = _first(lst, a, b)
+                yield r, a, e
+                a = e
 
     # -- what the machine calls ------------------------------------------------
     def fits_hold(self, need: float, sess, units: float, reuse, caching: bool) -> bool:
@@ -308,14 +311,9 @@ class RunPool(SharedPool):
         h = self._hit(sess, units, reuse, caching)
         held = 0
         if h:
-            index = self.index
-            for g, a, b in self._slots(sess, 0, h):
-                lst = index[g]
-                while a < b:
-                    r, e = _first(lst, a, b)
-                    if r.ref > 0:
-                        held += e - a
-                    a = e
+            for r, a, e in self._hit_runs(sess, h):
+                if r.ref > 0:
+                    held += e - a
         return self.fits_admission(need - held * self.bs)
 
     def _use(self, pa, r, a: int, b: int) -> None:
@@ -339,13 +337,8 @@ class RunPool(SharedPool):
         h = self._hit(sess, units, reuse, caching)
         pa.blocks = []
         if h:
-            index = self.index
-            for g, a, b in self._slots(sess, 0, h):
-                lst = index[g]
-                while a < b:
-                    r, e = _first(lst, a, b)
-                    self._use(pa, r, a, e)
-                    a = e
+            for r, a, e in self._hit_runs(sess, h):
+                self._use(pa, r, a, e)      # (splits r in place: the walk goes on from e)
         new = int(round_up(bs, units) // bs) - h
         if new > 0:
             need = new * bs
@@ -371,8 +364,7 @@ class RunPool(SharedPool):
         pa.alloc += need
 
     def scheduled(self, pa, tokens: float) -> None:
-        """The hold's tokens up to ``tokens`` are being computed: its full
-        blocks among them are named now."""
+        """(``SharedPool.scheduled``, a slot's blocks at a time)"""
         if pa.hold.st.f_cache is None:
             return
         bs = self.bs
@@ -436,12 +428,10 @@ class RunPool(SharedPool):
             self._free_tail(b - a)
 
     def give_back(self, pa, keep, now: float) -> None:
-        """Release a hold's blocks, last first: the first ``keep`` units'
-        stay named and join the free queue's tail; the others are free."""
+        """(``SharedPool.give_back``, a run at a time: a run kept in part
+        loses the names of its blocks from ``keep`` on)"""
         bs = self.bs
-        k = 0 if keep is None else int(keep // bs)
-        if k > pa.nnamed:
-            self.scheduled(pa, k * bs)
+        k = self._kept(pa, keep)
         fifo = self.fifo
         used, cached = self.used, self.cached
         loose = int(round(pa.alloc / bs)) - pa.nnamed      # its unnamed blocks, a tail
@@ -479,10 +469,8 @@ class RunPool(SharedPool):
         self.allocs.pop(pa.seq, None)
 
     def _take_head(self, count: int) -> None:
-        """(``cache shared fifo;``) A new block ``count`` times: the free
-        queue's head, evicted when it has a name."""
+        """(``SharedPool._take_head``, a run at a time)"""
         q = self.q
-        bs = self.bs
         ticked = False
         after = self.sim.now >= self.sim.warmup
         while count > 0 and q.next is not q:
@@ -518,13 +506,9 @@ class RunPool(SharedPool):
             self.evicted_units = ev + t * bs if ev < _HALF and t * bs < _HALF else _add(ev, t, bs)
             self.evicted_entries += t
 
-    def make_room(self, need: float) -> None:
-        """Evict the free queue's head, block by block, until ``need`` units
-        fit next to the used and the cached ones (with ``fifo``: take
-        ``need`` units of blocks from its head, named or not)."""
-        if self.fifo:
-            self._take_head(int(round(need / self.bs)))
-            return
+    def _evict_for(self, need: float) -> None:
+        """(``SharedPool.make_room`` without ``fifo``: the blocks it evicts
+        taken a run at a time)"""
         q = self.q
         used, cached, cap = self.used, self.cached, self.cap
         if used + cached + need <= cap or q.next is q:
