@@ -90,7 +90,7 @@ def admission_costs(sizes=(1_000, 10_000, 100_000, 1_000_000), n=2000) -> list:
     with `size` named blocks in the free queue."""
     from serq.ir import model as M
     from serq.sim.pools import HoldInst, PoolAlloc
-    from serq.sim.pools.prefix import SharedPool, add_content
+    from serq.sim.pools import RunPool, add_content
 
     class Sess:
         content = ()
@@ -122,7 +122,7 @@ def admission_costs(sizes=(1_000, 10_000, 100_000, 1_000_000), n=2000) -> list:
         sim = Sim()
         sim.program = M.Program(files=(), attrs=(), attr_types=(), observes=(), pools=(decl,), stages=(),
                                 arrival=M.ANone(), blocks=(), session=0)
-        pool = SharedPool(sim, 0, decl)
+        pool = RunPool(sim, 0, decl)
 
         class T:
             pass
@@ -147,7 +147,7 @@ def admission_costs(sizes=(1_000, 10_000, 100_000, 1_000_000), n=2000) -> list:
             s = Sess(2 * 10 ** 7 + k)
             add_content(s, 1, 32)
             hold_once(s, 64.0, 10 ** 9 + k + 1)
-        out.append((size, len(pool.free_q), 1e6 * (time.perf_counter() - t) / n))
+        out.append((size, int(pool.cached // bs), 1e6 * (time.perf_counter() - t) / n))
     return out
 
 

@@ -50,7 +50,7 @@ from .errors import Fault, Locating, StopInside, fmt_num, fmt_time
 from .interp import Interpreter
 from .legs import Legs
 from .limits import Limits, Stall
-from .pools import Admission, Eviction, Growth, Pool, Release, SharedPool, TreePool
+from .pools import Admission, Eviction, Growth, Pool, Release, RunPool, TreePool
 from .record import Recording
 from .stages import DelayStage, FifoStage, FlowNet, PsStage, SharedStage
 from .statements import last_loc
@@ -140,7 +140,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         self.trend = Trend(self)
         self.next_mark = self.warmup
         # declarations
-        self.pools = [(TreePool if p.tree else SharedPool if p.shared else Pool)(self, i, p)
+        self.pools = [(TreePool if p.tree else RunPool if p.shared else Pool)(self, i, p)
                       for i, p in enumerate(program.pools)]
         self.comp = Compiler(self)
         self.stages = []

@@ -47,7 +47,7 @@ def test_the_import_graph_is_read():
             "serq.sim.workload"} <= g["serq.sim.machine"]
     assert "serq.sim.pools.pool" in g["serq.sim.pools.growth"]
     assert g["serq.sim.pools"] == {"serq.sim.pools." + m for m in
-                                   ("admission", "evict", "growth", "pool", "prefix", "release", "tree")}
+                                   ("admission", "evict", "growth", "pool", "prefix", "release", "runs", "tree")}
     # the deferred import in simulate() is an edge
     assert "serq.sim.machine" in g["serq.sim"]
 

@@ -1,13 +1,16 @@
-"""The content-addressed pool (`cache shared;`, serq/sim/pools/prefix.py).
+"""The content-addressed pool (`cache shared;`, serq/sim/pools/prefix.py and,
+kept as runs, serq/sim/pools/runs.py).
 
 The memory invariant at every event on random programs with shared content
 (Hypothesis), with vLLM 0.33.0's free queue, 0.19.0's, and as a radix tree
 (serq/sim/pools/tree.py): `used + cached <= cap` with a shared block counted
 once, every block's reference count the number of allocations that hold it,
 the free queue exactly the named blocks no hold uses, the index exactly the
-named blocks (and, in a tree, every named block in one node, the nodes'
-children and leaves counted).  And the rules one at a time, on programs small enough to follow
-by hand (their numbers are worked out in the comments)."""
+named blocks (read on the pool a run uses, kept as runs, and on the
+per-block pool where tests/sim/test_prefix_runs.py runs it; in a tree, every
+named block in one node, the nodes' children and leaves counted).  And the
+rules one at a time, on programs small enough to follow by hand (their
+numbers are worked out in the comments)."""
 
 import json
 import os
@@ -19,6 +22,7 @@ from hypothesis import strategies as st
 from serq.ir import model as M
 from serq.sim import RunError, simulate
 from serq.sim.pools.prefix import Blk, FreeRun
+from serq.sim.pools.runs import RunPool
 
 from builder import A, Builder, cond, exp, floor, fmax, fmin, query, sample, sessions
 
@@ -27,39 +31,93 @@ S = M.SLOT
 
 def shared_invariant(sim):
     for p in sim.pools:
-        if not p.shared:
-            continue
-        bs = p.bs
-        held = {}
-        for pa in p.allocs.values():
-            assert pa.alloc == len(pa.blocks) * bs, (pa.alloc, len(pa.blocks))
-            for b in pa.blocks:
-                held[id(b)] = (b, held.get(id(b), (b, 0))[1] + 1)
-        for b, n in held.values():
-            assert b.ref == n, (b.ref, n)
-        assert p.used == bs * len(held), (p.used, len(held))
-        queued = [b for b in p.free_q if type(b) is Blk and b.name is not None]
-        for b in queued:
-            assert b.ref == 0 and id(b) not in held
-        assert p.cached == bs * len(queued)
-        if p.fifo:
-            # every free block is in the queue, named or not (vLLM 0.19.0's)
-            free = sum(b.n if type(b) is FreeRun else 1 for b in p.free_q if not (type(b) is Blk and b.name))
-            assert all(type(b) is FreeRun or b.ref == 0 for b in p.free_q)
-            assert p.used + p.cached + bs * free == bs * int(p.cap // bs), (p.used, p.cached, free, p.cap)
+        if isinstance(p, RunPool):
+            _runs_invariant(p)
+        elif p.shared:
+            _blocks_invariant(p)
+            if p.tree:
+                tree_invariant(p)
+
+
+def _blocks_invariant(p):
+    """The per-block pool (serq/sim/pools/prefix.py)."""
+    bs = p.bs
+    held = {}
+    for pa in p.allocs.values():
+        assert pa.alloc == len(pa.blocks) * bs, (pa.alloc, len(pa.blocks))
+        for b in pa.blocks:
+            held[id(b)] = (b, held.get(id(b), (b, 0))[1] + 1)
+    for b, n in held.values():
+        assert b.ref == n, (b.ref, n)
+    assert p.used == bs * len(held), (p.used, len(held))
+    queued = [b for b in p.free_q if type(b) is Blk and b.name is not None]
+    for b in queued:
+        assert b.ref == 0 and id(b) not in held
+    assert p.cached == bs * len(queued)
+    if p.fifo:
+        # every free block is in the queue, named or not (vLLM 0.19.0's)
+        free = sum(b.n if type(b) is FreeRun else 1 for b in p.free_q if not (type(b) is Blk and b.name))
+        assert all(type(b) is FreeRun or b.ref == 0 for b in p.free_q)
+        assert p.used + p.cached + bs * free == bs * int(p.cap // bs), (p.used, p.cached, free, p.cap)
+    else:
+        assert len(queued) == len(p.free_q)
+    named = 0
+    for name, cur in p.index.items():
+        blocks = cur if type(cur) is list else [cur]
+        assert blocks and all(type(b) is Blk and b.name == name for b in blocks)
+        assert len({id(b) for b in blocks}) == len(blocks)
+        named += len(blocks)
+    named_live = sum(1 for b, _ in held.values() if b.name is not None) + len(queued)
+    assert named == named_live, (named, named_live)
+    assert p.used + p.cached <= p.cap + 1e-9, (p.used, p.cached, p.cap)
+
+
+def _runs_invariant(p):
+    """The pool kept as runs (serq/sim/pools/runs.py): each hold's named
+    blocks are runs covering its chain from 0 in order, its other blocks a
+    count; a run's reference count is its holders; the free queue is the
+    runs no hold uses (and, with vLLM 0.19.0's queue, the free blocks
+    without a name); the index is every named run, each under its slot in
+    naming order."""
+    bs = p.bs
+    held = {}
+    loose = 0
+    for pa in p.allocs.values():
+        nb = pa.alloc / bs
+        assert nb == int(nb), (pa.alloc, bs)
+        j = 0
+        for r in pa.blocks:
+            assert r.g is not None and r.j == j and r.n > 0 and pa in r.holders, (r.j, j, r.n)
+            held[id(r)] = r
+            j += r.n
+        assert j == pa.nnamed <= nb, (j, pa.nnamed, nb)
+        loose += int(nb) - pa.nnamed
+    for r in held.values():
+        assert r.ref == len(r.holders) and all(r in x.blocks for x in r.holders), (r.ref, len(r.holders))
+    assert p.used == bs * (loose + sum(r.n for r in held.values())), (p.used, loose)
+    queued, free = {}, 0
+    q = p.q
+    r = q.next
+    while r is not q:
+        assert r.next.prev is r and r.ref == 0 and not r.holders and r.n > 0 and id(r) not in held
+        if r.g is None:
+            free += r.n
         else:
-            assert len(queued) == len(p.free_q)
-        named = 0
-        for name, cur in p.index.items():
-            blocks = cur if type(cur) is list else [cur]
-            assert blocks and all(type(b) is Blk and b.name == name for b in blocks)
-            assert len({id(b) for b in blocks}) == len(blocks)
-            named += len(blocks)
-        named_live = sum(1 for b, _ in held.values() if b.name is not None) + len(queued)
-        assert named == named_live, (named, named_live)
-        assert p.used + p.cached <= p.cap + 1e-9, (p.used, p.cached, p.cap)
-        if p.tree:
-            tree_invariant(p)
+            queued[id(r)] = r
+        r = r.next
+    assert p.cached == bs * sum(r.n for r in queued.values()), (p.cached, len(queued))
+    if p.fifo:
+        # every free block is in the queue, named or not (vLLM 0.19.0's)
+        assert p.used + p.cached + bs * free == bs * int(p.cap // bs), (p.used, p.cached, free, p.cap)
+    else:
+        assert free == 0
+    named = 0
+    for g, lst in p.index.items():
+        assert lst and all(r.g == g and (id(r) in held or id(r) in queued) for r in lst)
+        assert all(a.seq <= b.seq for a, b in zip(lst, lst[1:]))
+        named += len(lst)
+    assert named == len(held) + len(queued), (named, len(held), len(queued))
+    assert p.used + p.cached <= p.cap + 1e-9, (p.used, p.cached, p.cap)
 
 
 def tree_invariant(p):

@@ -3,7 +3,8 @@
 * ``pool.py``: a pool's state (allocations, the per-session cache, the
   admission queue, growers) and the calls that change it;
 * ``prefix.py``: a content-addressed pool (``cache shared;``), which keeps
-  the same calls;
+  the same calls, block by block (the reference);
+* ``runs.py``: the same pool kept as runs of blocks (the one a run uses);
 * ``tree.py``: a content-addressed pool kept as a radix tree (``cache shared
   tree;``): whole leaves evicted, the least recently used first;
 * ``admission.py``: a hold's admission (its queue, its refusal, settle-time
@@ -25,6 +26,7 @@ from .pool import Entry, Grower, HoldInst, Pool, PoolAlloc, Req, round_down, rou
 from .prefix import SharedPool, add_content
 from .tree import TreePool
 from .release import Release
+from .runs import RunPool
 
-__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "SharedPool", "TreePool", "add_content",
-           "round_down", "round_up"]
+__all__ = ["Admission", "Entry", "Eviction", "GROW_OK", "GROW_SELF", "GROW_STALL", "Growth", "Grower", "HoldInst", "Pool", "PoolAlloc", "Release", "Req", "RunPool", "SharedPool", "TreePool",
+           "add_content", "round_down", "round_up"]

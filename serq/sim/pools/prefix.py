@@ -259,8 +259,12 @@ class SharedPool(Pool):
             self.hits_at = self.version
         key = (sess.sid, len(sess.content))
         n = self.hits.get(key)
-        if n is not None:
-            return n
+        if n is None:
+            n = self.hits[key] = self._found(sess)
+        return n
+
+    def _found(self, sess) -> int:
+        """(lookup's answer, walked in the index)"""
         index = self.index
         bs = self.bs
         n = 0
@@ -269,7 +273,6 @@ class SharedPool(Pool):
             n += 1
             if n == len(names):
                 names = chain(sess, bs, n + 1)
-        self.hits[key] = n
         return n
 
     # -- what the machine calls ------------------------------------------------
@@ -428,9 +431,7 @@ class SharedPool(Pool):
         stay named and join the free queue's tail; the others are free
         (``preempt``: the hold was preempted, which changes nothing here)."""
         bs = self.bs
-        k = 0 if keep is None else int(keep // bs)
-        if k > pa.nnamed:
-            self.scheduled(pa, k * bs)
+        k = self._kept(pa, keep)
         blocks = pa.blocks
         free_q = self.free_q
         fifo = self.fifo
@@ -456,6 +457,13 @@ class SharedPool(Pool):
         pa.blocks = []
         pa.nnamed = 0
         self.allocs.pop(pa.seq, None)
+
+    def _kept(self, pa, keep) -> int:
+        """The blocks a release keeps named (named now if no iteration did)."""
+        k = 0 if keep is None else int(keep // self.bs)
+        if k > pa.nnamed:
+            self.scheduled(pa, k * self.bs)
+        return k
 
     def _free_tail(self) -> None:
         q = self.free_q
@@ -501,7 +509,11 @@ class SharedPool(Pool):
         ``need`` units of blocks from its head, named or not)."""
         if self.fifo:
             self._take_head(int(round(need / self.bs)))
-            return
+        else:
+            self._evict_for(need)
+
+    def _evict_for(self, need: float) -> None:
+        """(make_room without ``fifo``)"""
         free_q = self.free_q
         if self.used + self.cached + need <= self.cap or not free_q:
             return
