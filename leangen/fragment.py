@@ -396,6 +396,8 @@ class Translator:
                 raise Outside(f"reserve held on pool `{pool.name}`", where)
             if pool.cache_at is not None:
                 raise Outside(f"cache at on pool `{pool.name}`", where)
+            if pool.ordered:
+                raise Outside(f"queue ordered by on pool `{pool.name}`", where)
             if type(pool.preempt) is M.PreemptBy and pool.preempt.free is not None:
                 raise Outside(f"then free on pool `{pool.name}`", where)
             via = pool.admit_via == 0

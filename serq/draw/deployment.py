@@ -627,7 +627,9 @@ class Deployment:
         queue = []
         if key in self.queue_pools or pl.queue is not None or pl.admit_via is not None:
             queue.append("queue fifo" if pl.queue is None else
-                         f"queue by {', '.join(self.nm.expr(x) for x in pl.queue)}")
+                         f"queue {'ordered ' if pl.ordered else ''}by {', '.join(self.nm.expr(x) for x in pl.queue)}"
+                         + (f" (tail when {self.nm.expr(pl.tail_when)} shared {self.nm.expr(pl.tail_shared)})"
+                            if pl.tail_when is not None else ""))
         if pl.admit_via is not None:
             queue.append(f"admitted by {self.stage_family_label(pl.admit_via)}")
         if queue:

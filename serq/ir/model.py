@@ -409,6 +409,18 @@ class Pool:
     # tree: whole leaves evicted, the least recently used first, a node used
     # when a lookup takes it or a hold's blocks are cached through it
     tree: bool = field(default=False, metadata=OMIT_DEFAULT)
+    # `queue ordered by (keys)`: the queue keeps the order it was last sorted
+    # in; each time its engine's iteration reaches `admit waiting` it is
+    # sorted again, stably, by the keys (without: the least key is the head,
+    # ties in the order holds joined)
+    ordered: bool = field(default=False, metadata=OMIT_DEFAULT)
+    # its `tail when (e) shared (n)`: before that sort, walking the queue in
+    # its order, a hold for which e holds goes to the tail (behind every hold
+    # that does not, in their order) when it shares n or more tokens of its
+    # content from the start with an earlier hold for which e held and which
+    # stayed; e and n read for the hold as the queue's keys are
+    tail_when: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
+    tail_shared: Optional[Expr] = field(default=None, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

@@ -482,6 +482,15 @@ class Checker:
                     self.problem("E910", f"pool `{label}`: queue keys must not be empty")
                 for k in pool.queue:
                     self.check_expr(k, MOMENTS["Select"], regs_ok=regs)
+            if pool.ordered and pool.queue is None:
+                self.problem("E910", f"pool `{label}`: an ordered queue has keys (ordered)")
+            if (pool.tail_when is None) != (pool.tail_shared is None) or \
+                    (pool.tail_when is not None and not pool.ordered):
+                self.problem("E910", f"pool `{label}`: tail_when and tail_shared go together, "
+                                     "on an ordered queue")
+            for x in (pool.tail_when, pool.tail_shared):
+                if x is not None:
+                    self.check_expr(x, MOMENTS["Select"], regs_ok=regs)
             if pool.spill is not None:
                 self.check_ref(pool.spill.to, "pool", MOMENTS["Evict"], None)
                 self.check_ref(pool.spill.via, "stage", MOMENTS["Evict"], None)

@@ -174,8 +174,11 @@ class Declarations:
                     pm.preempt = M.PreemptBy(keys, o.word == "tail", self.then_free(o))
                 elif o.kind == "queue_fifo":
                     pm.queue = None
-                elif o.kind == "queue_by":
+                elif o.kind in ("queue_by", "queue_ordered"):
                     pm.queue = tuple(self.expr(k, Env(clause="queue_key")) for k in o.exprs)
+                    pm.ordered = o.kind == "queue_ordered"
+                    if o.tail is not None:
+                        pm.tail_when, pm.tail_shared = (self.expr(x, Env(clause="queue_key")) for x in o.tail)
                 elif o.kind == "reserve_held":
                     pm.reserve_held = True
                     if o.exprs:

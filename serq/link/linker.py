@@ -186,7 +186,8 @@ class Linker(Nodes, Libraries, Constants, Names, Declarations, Engines, Exprs, S
         pools = tuple(M.Pool(pm.name, pm.index, pm.cap, pm.block, pm.evict, pm.preempt, pm.queue,
                              pm.spill, pm.admit_via, pm.reserve_held, pm.loc, shared=pm.shared,
                              held=pm.held, free_fifo=pm.free_fifo, cache_at=pm.cache_at,
-                             tree=pm.tree)
+                             tree=pm.tree, ordered=pm.ordered, tail_when=pm.tail_when,
+                             tail_shared=pm.tail_shared)
                       for pm in self.pools_meta)
         stages = []
         for sm in self.stages_meta:

@@ -50,6 +50,9 @@ class PoolMeta:
     free_fifo: bool = False
     cache_at: Optional[M.Expr] = None
     tree: bool = False
+    ordered: bool = False
+    tail_when: Optional[M.Expr] = None
+    tail_shared: Optional[M.Expr] = None
 
 
 @dataclass

@@ -580,8 +580,16 @@ class StepStage(Stage):
         plan.left -= want
         return want
 
+    def sort_waiting(self) -> None:
+        """The iteration reaches its admission: an ordered queue it admits
+        is sorted again (`queue ordered by`, admission.sort_ordered)."""
+        for pool in self.admit_pools:
+            if pool.ordered and pool.nqueued:
+                self.sim.sort_ordered(pool)
+
     def _admit(self, plan, only, gate, nopreempt) -> None:
         sim = self.sim
+        self.sort_waiting()
         while True:
             if plan.no_admit:
                 return
@@ -667,6 +675,7 @@ class StepStage(Stage):
                 break
             if j.alive and j.served_it != plan.it:
                 self.serve(j, plan)
+        self.sort_waiting()
         while not plan.no_admit and sim.npreempt == plan.pre0 and plan.left > 0:
             plan.full = True
             try:

@@ -368,7 +368,8 @@ class Def(Node):
 class Opt(Node):
     """A pool option: ``kind`` one of cap, block, evict_lru, evict_by,
     preempt_none, preempt_lifo, preempt_by (``then``: the expression of
-    their `then free (e)`), queue_fifo, queue_by,
+    their `then free (e)`), queue_fifo, queue_by, queue_ordered (``tail``:
+    the two expressions of its `tail when (e) shared (n)`),
     reserve_held (with an expression: what each live hold keeps reserved),
     cache_shared, cache_shared_fifo, cache_shared_tree, cache_at (with an
     expression: the iteration from which a hold's computed blocks are
@@ -379,6 +380,7 @@ class Opt(Node):
     refs: list[Ref] = field(default_factory=list)
     word: Optional[str] = None
     then: Optional[Expr] = None
+    tail: Optional[list[Expr]] = None
 
 
 @dataclass

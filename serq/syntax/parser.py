@@ -149,6 +149,15 @@ class _Builder(Transformer):
         return A.Opt(self.sp(meta), "queue_by", exprs=c[0])
 
     @with_meta
+    def opt_queue_ordered(self, meta, c):
+        tail = c[2]
+        return A.Opt(self.sp(meta), "queue_ordered", exprs=c[1], word=str(c[0]),
+                     tail=None if tail is None else list(tail))
+
+    def queue_tail(self, c):
+        return (c[0], c[1])
+
+    @with_meta
     def opt_preempt_by(self, meta, c):
         return A.Opt(self.sp(meta), "preempt_by", exprs=c[0], word=c[1], then=c[2])
 

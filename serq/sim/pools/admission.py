@@ -13,10 +13,11 @@ consuming the session's cached prefix when it has a cache clause (at most
 
 from __future__ import annotations
 
-from ..compile import CTX, check_amount
+from ..compile import CTX, check_amount, check_guard
 from ..errors import Fault
 from ..threads import CACHED, F_HOLD, S_ENDED, S_QUEUED
 from .pool import HoldInst, PoolAlloc, Req, round_up
+from .prefix import shared_from_start
 
 C_WAITED = CTX["Waited"]
 
@@ -200,6 +201,38 @@ class Admission:
                 best = req
                 best_key = k
         return best
+
+    def sort_ordered(self, pool) -> None:
+        """`queue ordered by (keys) [tail when (e) shared (n)]`: sort the
+        queue (its holds not at the front) again, stably, by the keys read
+        for each hold now; with a tail clause, walking the queue in its order
+        first, a hold for which e holds goes behind every hold that stays
+        when it shares n or more tokens of content from the start with an
+        earlier hold for which e held and which stayed (SGLang's in-batch
+        prefix caching, schedule_policy.py:346-396, 441-451)."""
+        ctx = self.ctx
+        now = self.now
+        keys = pool.f_queue
+        when, shared = pool.f_tail_when, pool.f_tail_shared
+        stayed: list = []      # the contents of the holds e held for that stayed
+        order = []
+        for i, req in enumerate(pool.rest):
+            t = req.thread
+            ctx[C_WAITED] = now - req.t_join
+            try:
+                tail = False
+                if when is not None and check_guard(when(t)):
+                    mine = t.sess.content
+                    n = shared(t)
+                    if any(shared_from_start(mine, c) >= n for c in stayed):
+                        tail = True
+                    else:
+                        stayed.append(mine)
+                order.append(((tail,) + tuple(f(t) for f in keys), i, req))
+            except Fault as f:
+                raise self.session_error(f, t, pool.decl.loc) from None
+        order.sort(key=lambda x: (x[0], x[1]))
+        pool.rest[:] = [req for _, _, req in order]
 
     def note_over_cap(self) -> None:
         """The run has ended: a hold still at the head of a pool's queue that

@@ -176,6 +176,8 @@ class Pool:
         self.preempt_keys = decl.preempt.keys if self.preempt_by else ()
         self.requeue_tail = decl.preempt.tail if self.preempt_by else False
         self.queue_keys = decl.queue
+        self.ordered = decl.ordered     # `queue ordered by`: rest kept in its last sort's order
+        self.f_tail_when = self.f_tail_shared = None
         self.admit_via = decl.admit_via
         self.reserve_held = decl.reserve_held
         self.f_held = None      # `reserve held (e)`, compiled with the rules
@@ -208,6 +210,9 @@ class Pool:
         self.f_evict = [comp.expr(k) for k in self.evict_keys] if self.evict_keys else None
         self.f_victim = [comp.expr(k) for k in self.preempt_keys]
         self.f_queue = [comp.expr(k) for k in self.queue_keys] if self.queue_keys else None
+        if self.decl.tail_when is not None:
+            self.f_tail_when = comp.expr(self.decl.tail_when)
+            self.f_tail_shared = comp.expr(self.decl.tail_shared)
         self.f_held = comp.expr(self.decl.held) if self.decl.held is not None else None
         self.f_cache_at = comp.expr(self.decl.cache_at) if self.decl.cache_at is not None else None
         free = decl_free(self.decl)
@@ -395,6 +400,12 @@ class Pool:
         if not self.rest:
             return None
         if self.queue_keys is None:
+            return self.rest[0]
+        if self.ordered:
+            # sorted when its engine's iteration reaches `admit waiting`
+            # (serq.sim.step); a queue no engine admits, whenever asked
+            if self.admit_via is None:
+                self.sim.sort_ordered(self)
             return self.rest[0]
         return self.sim.select_by_keys(self)
 

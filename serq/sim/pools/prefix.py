@@ -87,6 +87,28 @@ def add_content(sess, cid: float, n: float) -> None:
         sess.chains = None
 
 
+def shared_from_start(a: tuple, b: tuple) -> float:
+    """How many tokens two sessions' contents (segments (id, n), token k of
+    a segment being the pair (id, k), every token after them a session's
+    own) have in common from the start."""
+    n = 0.0
+    i = j = 0
+    oa = ob = 0.0
+    while i < len(a) and j < len(b):
+        (ia, na), (ib, nb) = a[i], b[j]
+        if ia != ib or oa != ob:
+            break
+        m = min(na - oa, nb - ob)
+        n += m
+        oa += m
+        ob += m
+        if oa >= na:
+            i, oa = i + 1, 0.0
+        if ob >= nb:
+            j, ob = j + 1, 0.0
+    return n
+
+
 class Chain:
     """One session's block names for one block size, computed as far as a
     lookup or an iteration has needed them."""
