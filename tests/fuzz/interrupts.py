@@ -30,7 +30,10 @@ What each case checks:
   interpreter's own KeyboardInterrupt from before serq's first line (an
   exec'd process, or a forked one's lines before ``main()``; it then ends
   as stopped or done); anything else, or a
-  traceback or "Exception ignored" on stderr, is a ``crash``;
+  traceback or "Exception ignored" on stderr, is a ``crash``; one that
+  dies of a fatal signal (a segmentation fault) is reported with every
+  thread's stack as faulthandler wrote it (on an exec'd case's stderr, in
+  a file of a forked case's own);
 * a finished command heard no signal sent it before its output was
   renamed onto its place (``wrong``: a signal lost);
 * no process it started alive 5 s after it ended (``orphan``);
@@ -195,7 +198,10 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
         if nohup:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        env = dict(os.environ, TMPDIR=box["tmp"])
+        # a fatal signal (SIGSEGV, SIGABRT, ...) writes every thread's stack:
+        # an exec'd interpreter (and any process it spawns) on its stderr,
+        # this forked one to the case's own file
+        env = dict(os.environ, TMPDIR=box["tmp"], PYTHONFAULTHANDLER="1")
         env.pop("SERQ_DEBUG", None)
         if execute:
             # (a new interpreter starts with SIGINT at its default till it sets
@@ -203,6 +209,8 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.write(ready_w, b"x")
             os.execve(SERQ, ["serq"] + argv, env)
+        import faulthandler
+        faulthandler.enable(open(box["fault"], "w"), all_threads=True)
         os.environ.clear()
         os.environ.update(env)
         tempfile.tempdir = None
@@ -300,7 +308,8 @@ def _wait(pid: int, until: float):
 def _box() -> dict:
     base = tempfile.mkdtemp(prefix="serq-fuzz-signals-")
     box = {"base": base, "work": os.path.join(base, "w"), "tmp": os.path.join(base, "tmp"),
-           "out": os.path.join(base, "out.txt"), "err": os.path.join(base, "err.txt")}
+           "out": os.path.join(base, "out.txt"), "err": os.path.join(base, "err.txt"),
+           "fault": os.path.join(base, "fault.txt")}
     os.mkdir(box["work"])
     os.mkdir(box["tmp"])
     return box
@@ -449,6 +458,9 @@ def run(m, simulate=None) -> str:
         left, longest = _left_behind()
         with open(box["err"], encoding="utf-8", errors="replace") as f:
             err = f.read()
+        fault = _fault(box)
+        if fault:
+            raise Finding("crash", f"exit {code}, a fatal error, {m.what}: {fault[-6000:]}")
         if left:
             raise Finding("orphan", f"{len(left)} processes alive {GRACE:g} s after the command ended, {m.what}")
         after = _snapshot(place)
@@ -483,6 +495,16 @@ def run(m, simulate=None) -> str:
         return "ok" if ending == "done" else "error"
     finally:
         shutil.rmtree(box["base"], ignore_errors=True)
+
+
+def _fault(box: dict) -> str:
+    """The stacks faulthandler wrote as a forked case died of a fatal signal
+    (an exec'd one writes them on its stderr: "Fatal Python error")."""
+    try:
+        with open(box["fault"], encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
 def _landed(place: str) -> float:
