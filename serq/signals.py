@@ -22,8 +22,9 @@ callback) is raised again where the program is next.
 
 A section a signal must not cut short — a worker pool or a Dask cluster
 starting, whose half-made state nothing could close, a cluster closing, the
-renames that put a result in its place (:func:`put`) — runs
-:class:`deferred`: the signal waits for its end.
+renames that put a result in its place (:func:`put`), the import of a
+package of C extensions (:func:`imported`: numpy, pyarrow, matplotlib) —
+runs :class:`deferred`: the signal waits for its end.
 
 Workers: a sweep's pool workers ignore SIGINT and take SIGTERM and SIGHUP's
 default (or ignore them as their parent does) (:func:`worker_init`), and a
@@ -286,6 +287,25 @@ class deferred:
             h(signum, None)
         elif h == signal.SIG_DFL:
             signal.raise_signal(signum)     # its default action, now that it is back
+
+
+def imported(name: str):
+    """``import name`` — a package of C extensions (numpy, pyarrow,
+    matplotlib, pandas, Dask) imported when first needed — with the signals
+    held (:class:`deferred`), the held one raised once it is imported.  A
+    signal's exception raised while an extension module's init imports
+    (numpy's C API, ``import_array``, which numpy's own ``_umath_linalg``
+    and every extension built on numpy call) is printed there, a bare
+    traceback, and replaced by an ImportError (seed 25 #5142); one that an
+    ``except ImportError`` then catches is lost."""
+    mod = sys.modules.get(name)
+    if mod is not None and not getattr(getattr(mod, "__spec__", None), "_initializing", False):
+        return mod
+    import importlib
+    with deferred() as held:
+        mod = importlib.import_module(name)
+    held.release()
+    return mod
 
 
 @contextlib.contextmanager

@@ -1071,3 +1071,31 @@ def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch,
             else:
                 files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_signal_as_numpy_is_imported_is_said_as_the_signal_alone():
+    """SIGTERM to an exec'd `serq run` as it imported numpy, at its 65th
+    session (seed 25 #5142): the signal's exception, raised where numpy's
+    C extension `_umath_linalg`, as its init ran, imported numpy's core
+    (numpy's C API, `import_array`), was printed there — a bare traceback
+    from `_lock_unlock_module` into `signals._raise` — and an ImportError
+    raised in its stead (an `except ImportError` would have lost the
+    signal).  A package of C extensions is now imported with the signals
+    held; the signal then stops the command, one line said.  (The trigger
+    is the first import lock numpy asks for once `_umath_linalg` is in
+    sys.modules: its init's; it says `sent` so the test cannot pass
+    without it.)"""
+    from tests.helpers import python
+    r = python("import os, signal, sys, _frozen_importlib as B\n"
+               "real = B._lock_unlock_module\n"
+               "def lock_unlock(name):\n"
+               "    if 'numpy.linalg._umath_linalg' in sys.modules and B._lock_unlock_module is lock_unlock:\n"
+               "        B._lock_unlock_module = real\n"
+               "        os.write(1, b'sent\\n')\n"
+               "        os.kill(os.getpid(), signal.SIGTERM)\n"
+               "    return real(name)\n"
+               "B._lock_unlock_module = lock_unlock\n"
+               "sys.argv = ['serq', 'run', 'examples/single-turn/mg1.sq', '--horizon', '300', '--warmup', '0']\n"
+               "from serq.__main__ import main\n"
+               "main()\n")
+    assert (r.returncode, r.stdout, r.stderr) == (143, "sent\n", "stopped by SIGTERM\n")
