@@ -1099,3 +1099,47 @@ def test_a_signal_as_numpy_is_imported_is_said_as_the_signal_alone():
                "from serq.__main__ import main\n"
                "main()\n")
     assert (r.returncode, r.stdout, r.stderr) == (143, "sent\n", "stopped by SIGTERM\n")
+
+
+@pytest.mark.parametrize("making", ["eq", "init"])
+def test_a_signal_as_a_lazy_class_is_made_leaves_it_whole_and_is_heard(making):
+    """The segmentation faults (seed 25 #586, #5245, seed 26 #1281, #2263;
+    reproduced with the signal fuzzer's harness: a SIGINT then a SIGTERM to
+    a forked `serq run` as it linked, faulthandler's stack 8 875 frames of
+    `records.py:56 in __get__`): a signal's exception raised as a lazy
+    dataclass (serq/records.py) made its `__eq__` on its first `==` left
+    the class half made, and `==`, which looks `__eq__` up from C, dropped
+    the exception and compared identities: the signal was lost, and the next
+    `==` called the stand-in left in place, which called itself until the C
+    stack (8 MB, under a recursion limit of 20 000) overflowed.  A class is
+    now made whole or not at all, the signal waiting for it and then raised
+    where Python passes it on (`eq`; `init`: interrupted as `__init__` was
+    made, the class was left without one)."""
+    from tests.helpers import python
+    r = python("import dataclasses, os, signal, time\n"
+               "from serq import records, signals\n"
+               "@records.dataclass(frozen=True)\n"
+               "class Pair:\n"
+               "    a: int\n"
+               "    b: int\n"
+               f"name = {'_twin' if making == 'eq' else 'dataclass'!r}\n"
+               "where = records if name == '_twin' else dataclasses\n"
+               "real = getattr(where, name)\n"
+               "def signalled(*a, **k):\n"
+               "    setattr(where, name, real)\n"
+               "    os.kill(os.getpid(), signal.SIGTERM)\n"
+               "    t0 = time.monotonic()\n"
+               "    while time.monotonic() - t0 < 0.2:       # its exception raised here, once\n"
+               "        time.sleep(0.005)\n"
+               "    return real(*a, **k)\n"
+               "x = Pair(1, 2) if name == '_twin' else None\n"
+               "setattr(where, name, signalled)\n"
+               "try:\n"
+               "    with signals.stopping():\n"
+               "        print(x == Pair(1, 2) if name == '_twin' else Pair(1, 2))\n"
+               "    print('went on')\n"
+               "except signals.Stopped as e:\n"
+               "    print('stopped by', e.name)\n"
+               "x, y = Pair(1, 2), Pair(1, 2)\n"
+               "print(x == y, hash(x) == hash(y), repr(x))\n")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "stopped by SIGTERM\nTrue True Pair(a=1, b=2)\n", "")
