@@ -1143,3 +1143,41 @@ def test_a_signal_as_a_lazy_class_is_made_leaves_it_whole_and_is_heard(making):
                "x, y = Pair(1, 2), Pair(1, 2)\n"
                "print(x == y, hash(x) == hash(y), repr(x))\n")
     assert (r.returncode, r.stdout, r.stderr) == (0, "stopped by SIGTERM\nTrue True Pair(a=1, b=2)\n", "")
+
+
+# where the signal is sent: (the object, its method patched, which of its calls)
+WINDOWS = {"before invoke": ("from serq.cli import _Group as owner", "invoke", "True"),
+           "as click closes": ("from click.core import Context as owner", "close", "a[0].parent is None")}
+
+
+@pytest.mark.parametrize("window", list(WINDOWS))
+def test_a_signal_in_clicks_own_lines_is_said_as_the_signal(window):
+    """A Ctrl-C at moment 0 of a forked `serq run` (seed 28 #420): raised in
+    click's `main` outside the `serq` group's make_context and invoke (each
+    under serq's handling), where click catches it, says `Aborted!` and exits
+    1.  A signal there now waits, and is raised as serq's next block starts
+    (`before invoke`: interrupted, 130), or as click's `main` ends (`as
+    click closes` the command's context: its output written, 143)."""
+    import signal
+    from tests.helpers import python
+    owner, name, which = WINDOWS[window]
+    sig = signal.SIGINT if window == "before invoke" else signal.SIGTERM
+    r = python("import os, sys, time\n"
+               f"{owner}\n"
+               f"real = owner.{name}\n"
+               "def signalled(*a, **k):\n"
+               f"    if {which}:\n"
+               f"        os.kill(os.getpid(), {int(sig)})\n"
+               "        t0 = time.monotonic()\n"
+               "        while time.monotonic() - t0 < 0.2:     # its exception raised here, in click's lines\n"
+               "            time.sleep(0.005)\n"
+               "    return real(*a, **k)\n"
+               f"owner.{name} = signalled\n"
+               "sys.argv = ['serq', 'check', 'examples/single-turn/mg1.sq']\n"
+               "from serq.__main__ import main\n"
+               "main()\n")
+    if window == "before invoke":
+        assert (r.returncode, r.stdout, r.stderr) == (130, "", "interrupted\n")
+    else:
+        assert (r.returncode, r.stdout.split("\n")[0], r.stderr) == \
+            (143, "examples/single-turn/mg1.sq: ok", "stopped by SIGTERM\n")
