@@ -33,7 +33,9 @@ What each case checks:
   traceback or "Exception ignored" on stderr, is a ``crash``; one that
   dies of a fatal signal (a segmentation fault) is reported with every
   thread's stack as faulthandler wrote it (on an exec'd case's stderr, in
-  a file of a forked case's own);
+  a file of a forked case's own; its innermost 100 frames: with
+  ``SERQ_FUZZ_CORES=DIR`` the process's core is kept in DIR too, for gdb's
+  ``py-bt``, whose every frame says where a stack overflow began);
 * a finished command heard no signal sent it before its output was
   renamed onto its place (``wrong``: a signal lost);
 * no process it started alive 5 s after it ended (``orphan``);
@@ -65,6 +67,8 @@ SKEW = 0.05                                    # a file's time stamp against tim
 LIMIT = 120.0                                  # how long a case may take after its signal
 DASK_LOCKS = {"dask-scratch-space", "dask-scratch-space/global.lock", "dask-scratch-space/purge.lock"}
 SERQ = os.path.join(os.path.dirname(sys.executable), "serq")
+CORES = "SERQ_FUZZ_CORES"                      # a directory for the core of a case killed by a fatal signal
+FATAL = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL)
 BAD = ("Traceback", "Exception ignored", "Task exception was never retrieved", "Aborted!", "internal error",
        "Fatal Python error", "Warning:", "WARNING", "ERROR")
 
@@ -202,6 +206,10 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
         # an exec'd interpreter (and any process it spawns) on its stderr,
         # this forked one to the case's own file
         env = dict(os.environ, TMPDIR=box["tmp"], PYTHONFAULTHANDLER="1")
+        if os.environ.get(CORES):
+            import resource
+            hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+            resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
         env.pop("SERQ_DEBUG", None)
         if execute:
             # (a new interpreter starts with SIGINT at its default till it sets
@@ -458,9 +466,10 @@ def run(m, simulate=None) -> str:
         left, longest = _left_behind()
         with open(box["err"], encoding="utf-8", errors="replace") as f:
             err = f.read()
-        fault = _fault(box)
-        if fault:
-            raise Finding("crash", f"exit {code}, a fatal error, {m.what}: {fault[-6000:]}")
+        fault = _fault(box) or (err if "Fatal Python error" in err else "")
+        core = _core(box) if code is not None and -code in FATAL else ""
+        if fault or core:
+            raise Finding("crash", f"exit {code}, a fatal error, {m.what}: {fault[-6000:]}{core}")
         if left:
             raise Finding("orphan", f"{len(left)} processes alive {GRACE:g} s after the command ended, {m.what}")
         after = _snapshot(place)
@@ -505,6 +514,24 @@ def _fault(box: dict) -> str:
             return f.read()
     except FileNotFoundError:
         return ""
+
+
+def _core(box: dict) -> str:
+    """With ``SERQ_FUZZ_CORES=DIR``: the core a case's process left (the
+    kernel's ``core_pattern`` a file name, written in its working
+    directory) moved into DIR, and how to read it."""
+    keep = os.environ.get(CORES)
+    if not keep:
+        return ""
+    os.makedirs(keep, exist_ok=True)
+    said = ""
+    for name in sorted(os.listdir(box["work"])):
+        if name.startswith("core"):
+            path = os.path.join(keep, f"{os.path.basename(box['base'])}.{name}")
+            shutil.move(os.path.join(box["work"], name), path)
+            said += (f"\ncore: {path} (every frame: gdb -batch -iex 'set auto-load safe-path /' -ex py-bt "
+                     f"{os.path.realpath(sys.executable)} {path})")
+    return said or "\nno core in the working directory (see /proc/sys/kernel/core_pattern)"
 
 
 def _landed(place: str) -> float:
