@@ -40,6 +40,13 @@ class _Group(click.Group):
             self.add_command(getattr(importlib.import_module(module), attr), name)
         return super().get_command(ctx, name)
 
+    def main(self, *args, **kwargs):
+        # click's own lines (outside make_context and invoke, below) catch a
+        # signal's exception and say `Aborted!`: there a signal waits
+        from .signals import outside
+        with outside():
+            return super().main(*args, **kwargs)
+
     def parse_args(self, ctx, args):
         ctx.meta["serq.argv"] = list(args)     # the command's words, for a rerun under SERQ_DEBUG=1
         return super().parse_args(ctx, args)

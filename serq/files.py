@@ -39,7 +39,7 @@ import os
 from typing import Callable, Iterable, Optional, Union
 
 from .diag import Diagnostic, SerqError
-from .signals import deferred, put
+from .signals import deferred, imported, put
 
 MANIFEST = ".serq-files.json"
 HEAD = 8192                  # the bytes of a file a mark reads at most
@@ -81,7 +81,7 @@ def _csv_table(path: str) -> bool:
 def _parquet_table(path: str) -> bool:
     if head(path, 4) != b"PAR1":
         return False
-    import pyarrow.parquet as pq
+    pq = imported("pyarrow.parquet")
     meta = pq.read_schema(path).metadata or {}
     return meta.get(PARQUET_KEY) == b"serq sweep"
 

@@ -15,15 +15,18 @@ In the ``serq`` command's own process (:func:`entry`, the console script
 and ``python -m serq.cli``) this holds from its first line to its last: a
 signal while it imports or reads its arguments ends it as one during its
 work does; one the process was started ignoring (``nohup``) stays ignored;
-and once the command has ended, or its result is in its place
+one as click's own lines run, which would catch its exception and say
+"Aborted!", waits for serq's next line (:func:`outside`); and once the
+command has ended, or its result is in its place
 (:func:`landing`), a signal comes too late to change its exit status.  A
 signal's exception that Python drops (raised inside a destructor or a
 callback) is raised again where the program is next.
 
 A section a signal must not cut short — a worker pool or a Dask cluster
 starting, whose half-made state nothing could close, a cluster closing, the
-renames that put a result in its place (:func:`put`) — runs
-:class:`deferred`: the signal waits for its end.
+renames that put a result in its place (:func:`put`), the import of a
+package of C extensions (:func:`imported`: numpy, pyarrow, matplotlib) —
+runs :class:`deferred`: the signal waits for its end.
 
 Workers: a sweep's pool workers ignore SIGINT and take SIGTERM and SIGHUP's
 default (or ignore them as their parent does) (:func:`worker_init`), and a
@@ -50,6 +53,7 @@ _over = False        # stopped by a signal, or its result landed: nothing is to 
 _pending = None      # the signal whose exception is on its way to the command's top
 _landing = False     # a landing() block is open: the next put() lands the command's result
 _hook = None         # sys.unraisablehook before stopping()
+_held = None         # a signal that came as a library's own lines ran (outside): raised at serq's next block
 
 
 class Stopped(KeyboardInterrupt):
@@ -167,13 +171,14 @@ def stopping():
     outermost block ends, in the command's own process, its exit status is
     decided: signals are ignored from then on; elsewhere (a test's
     ``CliRunner``) the handlers before it are put back."""
-    global _depth, _over, _pending, _hook
+    global _depth, _over, _pending, _hook, _held
     if not _main_thread():
         yield
         return
     if _depth == 0:
         _over = False
         _pending = None
+        _held = None
         _hook, sys.unraisablehook = sys.unraisablehook, _unraisable
     old = {s: signal.getsignal(s) for s in HELD}
     if not _over:
@@ -182,6 +187,9 @@ def stopping():
                 signal.signal(s, _raise)
     _depth += 1
     try:
+        if _held is not None and not _over:        # (held as click's own lines ran: now it stops the command)
+            signum, _held = _held, None
+            signal.raise_signal(signum)
         yield
     finally:
         _depth -= 1
@@ -198,6 +206,40 @@ def stopping():
                 signal.signal(s, h)
         if _depth == 0:
             sys.unraisablehook = _hook or sys.__unraisablehook__
+
+
+def _wait(signum, frame):
+    global _held
+    if _held is None:
+        _held = signum
+
+
+@contextlib.contextmanager
+def outside():
+    """A library's own lines around serq's blocks — click's ``main`` around
+    the ``serq`` group's ``make_context`` and ``invoke``, each under
+    :func:`stopping`: a signal there is held, not raised (click would catch
+    its exception, say "Aborted!" and exit 1: seed 28 #420), and raised as
+    serq's next block starts, or as this ends."""
+    global _held
+    if _depth == 0 or not _main_thread():
+        yield
+        return
+    waits = [s for s in HELD if signal.getsignal(s) is _raise]
+    for s in waits:
+        signal.signal(s, _wait)
+    try:
+        yield
+    finally:
+        if _over:
+            _silence()
+        else:
+            for s in waits:
+                signal.signal(s, _raise)
+        if _held is not None:
+            signum, _held = _held, None
+            if not _over:
+                signal.raise_signal(signum)     # (raised by _raise where the program is next)
 
 
 def entry(body) -> None:
@@ -286,6 +328,25 @@ class deferred:
             h(signum, None)
         elif h == signal.SIG_DFL:
             signal.raise_signal(signum)     # its default action, now that it is back
+
+
+def imported(name: str):
+    """``import name`` — a package of C extensions (numpy, pyarrow,
+    matplotlib, pandas, Dask) imported when first needed — with the signals
+    held (:class:`deferred`), the held one raised once it is imported.  A
+    signal's exception raised while an extension module's init imports
+    (numpy's C API, ``import_array``, which numpy's own ``_umath_linalg``
+    and every extension built on numpy call) is printed there, a bare
+    traceback, and replaced by an ImportError (seed 25 #5142); one that an
+    ``except ImportError`` then catches is lost."""
+    mod = sys.modules.get(name)
+    if mod is not None and not getattr(getattr(mod, "__spec__", None), "_initializing", False):
+        return mod
+    import importlib
+    with deferred() as held:
+        mod = importlib.import_module(name)
+    held.release()
+    return mod
 
 
 @contextlib.contextmanager

@@ -140,7 +140,7 @@ def test_a_lazy_class_is_made_in_two_steps_and_keeps_no_stand_in():
     assert "__serq_lazy__" in Node.__dict__ and "__serq_lazy__" in Base.__dict__
 
     def waiting(cls):
-        return {k for k, v in vars(cls).items() if isinstance(v, records._StandIn)}
+        return {k for k, v in vars(cls).items() if records._standing(v)}
     Node(0, "n")
     for cls in (Node, Base):      # the base is made with its subclass; their __repr__ and __eq__ wait
         assert waiting(cls) == {"__repr__", "__eq__"} and "__init__" in cls.__dict__
@@ -161,16 +161,32 @@ def _code(f):
     return (f.__name__, f.__qualname__, f.__module__, c.co_code, c.co_consts, c.co_names, c.co_varnames)
 
 
-@pytest.mark.parametrize("first", ["init", "repr"])
+# an instance of each class: its fields' values
+VALUES = {"Base": {"span": 0}, "Node": {"span": 0, "name": "n", "items": [], "flag": False},
+          "Leaf": {"value": 1.0, "tags": (), "note": None}, "Pair": {"left": "l", "right": "r"}}
+
+
+@pytest.mark.parametrize("first", ["init", "new"])
 def test_the_methods_made_later_are_the_eager_decorators_code(first):
+    """``__repr__``, ``__eq__`` and ``__hash__`` are made when first called:
+    on an instance ``__init__`` made (``init``: the class made), or one
+    unpickled in a process where the class is not yet made (``new``)."""
     eager = classes(dataclasses.dataclass)
     lazy = classes(records.dataclass)
     for name in ("Base", "Node", "Leaf", "Pair"):
         cls = lazy[name]
         if first == "init":
-            dataclasses.fields(cls)
+            x = cls(**VALUES[name])
+        else:
+            x = cls.__new__(cls)
+            for k, v in VALUES[name].items():
+                object.__setattr__(x, k, v)
+            assert records._standing(vars(cls)["__init__"])       # the class not made
+        assert x == x and repr(x).startswith(name + "(")
+        if cls.__hash__ is not None:
+            hash(x)
         for attr in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
-            a, b = vars(eager[name]).get(attr), getattr(cls, attr) and vars(cls).get(attr)
+            a, b = vars(eager[name]).get(attr), vars(cls).get(attr)
             if a is None or b is None:
                 assert a is b, (name, attr)
             else:
@@ -195,7 +211,7 @@ def test_every_class_of_the_ir_and_the_ast_is_made_as_the_eager_decorator_makes_
                 not dataclasses.is_dataclass(cls):
             continue
         records.make(cls)
-        assert not any(isinstance(v, records._StandIn) for v in vars(cls).values()), name
+        assert not any(records._standing(v) for v in vars(cls).values()), name
         params = cls.__dataclass_params__
         for attr in ("__init__", "__repr__", "__eq__"):
             assert attr in cls.__dict__, (name, attr)

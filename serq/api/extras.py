@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-
 from ..diag import Diagnostic, SerqError
+from ..signals import imported
 
 # module -> the extra that installs it (pyproject.toml's optional-dependencies)
 EXTRAS = {"pandas": "frames", "pyarrow": "parquet", "dask": "dask", "distributed": "dask",
@@ -12,9 +11,10 @@ EXTRAS = {"pandas": "frames", "pyarrow": "parquet", "dask": "dask", "distributed
 
 
 def extra(module: str, name: str = ""):
-    """``import module``, or a SerqError saying which extra installs it."""
+    """``import module`` (with the signals held: serq/signals.py,
+    :func:`imported`), or a SerqError saying which extra installs it."""
     try:
-        return importlib.import_module(module)
+        return imported(module)
     except ImportError:
         top = module.split(".")[0]
         name = name or EXTRAS.get(top, top)

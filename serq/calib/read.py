@@ -153,8 +153,9 @@ def json_lines(path: str, what: str) -> list:
 
 def yaml_file(path: str, what: str):
     """A YAML file (PyYAML's safe loader, the `calib` extra)."""
+    from ..signals import imported
     try:
-        import yaml
+        yaml = imported("yaml")
     except ImportError:
         raise SerqError(Diagnostic("E974", "this needs yaml, which is not installed",
                                    help="pip install 'serq[calib]'")) from None

@@ -22,8 +22,9 @@ DPI = 144
 def render(fig: Figure) -> bytes:
     """The PNG's bytes.  matplotlib is the caller's to have checked (``serq
     draw`` and ``Program.draw`` say which extra installs it)."""
-    from matplotlib.figure import Figure as MFigure
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from ..signals import imported
+    MFigure = imported("matplotlib.figure").Figure
+    FigureCanvasAgg = imported("matplotlib.backends.backend_agg").FigureCanvasAgg
 
     W, H = max(fig.width, 1.0), max(fig.height, 1.0)
     m = MFigure(figsize=(W / 72.0, H / 72.0), dpi=DPI)

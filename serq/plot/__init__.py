@@ -32,8 +32,7 @@ def _err(message: str, help: Optional[str] = None) -> SerqError:
 
 
 def _figure(ncols: int = 1, width: float = 6.4):
-    extra("matplotlib", "plot")
-    from matplotlib.figure import Figure
+    Figure = extra("matplotlib.figure", "plot").Figure
 
     class SerqFigure(Figure):
         """A Figure that shows itself in Jupyter whatever the backend."""

@@ -13,9 +13,8 @@ def figure(res, path: str) -> None:
     from . import plot_format, save
     from ..api.extras import extra
     plot_format(path)
-    extra("matplotlib", "plot")
-    from matplotlib.figure import Figure
-    import numpy as np
+    Figure = extra("matplotlib.figure", "plot").Figure
+    np = extra("numpy")
     rp = res.replay
     meas, ours = rp.values("measured"), rp.values("predicted")
     peer = rp.values("peer") if rp.peer is not None else None

@@ -31,6 +31,7 @@ import math
 import random
 
 from ..ir.expr import MAX_H2_CV2, MAX_PHASES, dist_problem
+from ..signals import imported
 from .errors import Fault
 
 ARRIVAL = 1
@@ -249,7 +250,7 @@ class _Block:
     __slots__ = ("states", "draws", "ahead")
 
     def __init__(self, base: int, a0: int, b: int, ahead: int):
-        import numpy as np   # here, not at import: `serq` starts without it
+        np = imported("numpy")   # here, not at import: `serq` starts without it
         u = np.uint64
         n = 1 << SHIFT
         c1, c2 = u(_C1), u(_C2)

@@ -19,6 +19,8 @@ import bisect
 import math
 from array import array
 
+from ..signals import imported
+
 BATCHES = 20
 T_975_19 = 2.093024054408263
 MIN_CI_SAMPLES = 40
@@ -44,7 +46,7 @@ def summary(values) -> dict:
         # the same floats, faster: numpy's elementwise IEEE operations give
         # the very terms the Python expression gives, fsum sums them exactly,
         # and a selection finds the same order statistics a sort does (no NaN)
-        import numpy as _np   # here, not at import: `serq` starts without it
+        _np = imported("numpy")   # here, not at import: `serq` starts without it
         if isinstance(values, array):
             a = _np.frombuffer(values, dtype=_np.float64)
         else:
@@ -116,7 +118,7 @@ def _ranks(n: int, q: float):
 def _percentiles_np(a) -> dict:
     """``QUANTILES`` of an array without NaN, by one selection: the order
     statistics a sort finds."""
-    import numpy as _np
+    _np = imported("numpy")
     n = len(a)
     ranks = [_ranks(n, q) for _, q in QUANTILES]
     part = _np.partition(a, sorted({i for _, lo, hi in ranks for i in (lo, hi)}))

@@ -6,8 +6,8 @@ or on a Dask LocalCluster of two — its table a CSV or a Parquet file — or
 ``serq run --dump``, sent SIGINT, SIGTERM or SIGHUP, to the process alone
 (``kill PID``) or to its whole process group (a terminal's Ctrl-C or
 hangup), at a moment drawn over the command's life (its duration measured
-undisturbed, once per process), and one case in four a second signal after
-the first (Ctrl-C pressed twice).
+undisturbed, and again every five minutes: the machine's load changes), and
+one case in four a second signal after the first (Ctrl-C pressed twice).
 
 Cheap, so that 10^4 cases run in hours: three cases in four are forked from
 this process, whose serq modules are already imported (``fork``: the
@@ -30,7 +30,12 @@ What each case checks:
   interpreter's own KeyboardInterrupt from before serq's first line (an
   exec'd process, or a forked one's lines before ``main()``; it then ends
   as stopped or done); anything else, or a
-  traceback or "Exception ignored" on stderr, is a ``crash``;
+  traceback or "Exception ignored" on stderr, is a ``crash``; one that
+  dies of a fatal signal (a segmentation fault) is reported with every
+  thread's stack as faulthandler wrote it (on an exec'd case's stderr, in
+  a file of a forked case's own; its innermost 100 frames: with
+  ``SERQ_FUZZ_CORES=DIR`` the process's core is kept in DIR too, for gdb's
+  ``py-bt``, whose every frame says where a stack overflow began);
 * a finished command heard no signal sent it before its output was
   renamed onto its place (``wrong``: a signal lost);
 * no process it started alive 5 s after it ended (``orphan``);
@@ -60,8 +65,11 @@ EARLIER_TABLE = b"seed,run.end\n1,5\n"          # a table a sweep made (serq/fil
 GRACE = 5.0                                    # how long a process may outlive its command
 SKEW = 0.05                                    # a file's time stamp against time.time (the kernel's tick)
 LIMIT = 120.0                                  # how long a case may take after its signal
+REMEASURE = 300.0                              # how old a command's measured duration may be (s)
 DASK_LOCKS = {"dask-scratch-space", "dask-scratch-space/global.lock", "dask-scratch-space/purge.lock"}
 SERQ = os.path.join(os.path.dirname(sys.executable), "serq")
+CORES = "SERQ_FUZZ_CORES"                      # a directory for the core of a case killed by a fatal signal
+FATAL = (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL)
 BAD = ("Traceback", "Exception ignored", "Task exception was never retrieved", "Aborted!", "internal error",
        "Fatal Python error", "Warning:", "WARNING", "ERROR")
 
@@ -195,7 +203,14 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
         if nohup:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        env = dict(os.environ, TMPDIR=box["tmp"])
+        # a fatal signal (SIGSEGV, SIGABRT, ...) writes every thread's stack:
+        # an exec'd interpreter (and any process it spawns) on its stderr,
+        # this forked one to the case's own file
+        env = dict(os.environ, TMPDIR=box["tmp"], PYTHONFAULTHANDLER="1")
+        if os.environ.get(CORES):
+            import resource
+            hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+            resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
         env.pop("SERQ_DEBUG", None)
         if execute:
             # (a new interpreter starts with SIGINT at its default till it sets
@@ -203,6 +218,8 @@ def _child(argv: list, box: dict, execute: bool, ready_w: int, nohup: bool = Fal
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.write(ready_w, b"x")
             os.execve(SERQ, ["serq"] + argv, env)
+        import faulthandler
+        faulthandler.enable(open(box["fault"], "w"), all_threads=True)
         os.environ.clear()
         os.environ.update(env)
         tempfile.tempdir = None
@@ -300,7 +317,8 @@ def _wait(pid: int, until: float):
 def _box() -> dict:
     base = tempfile.mkdtemp(prefix="serq-fuzz-signals-")
     box = {"base": base, "work": os.path.join(base, "w"), "tmp": os.path.join(base, "tmp"),
-           "out": os.path.join(base, "out.txt"), "err": os.path.join(base, "err.txt")}
+           "out": os.path.join(base, "out.txt"), "err": os.path.join(base, "err.txt"),
+           "fault": os.path.join(base, "fault.txt")}
     os.mkdir(box["work"])
     os.mkdir(box["tmp"])
     return box
@@ -353,9 +371,9 @@ _REFERENCE: dict = {}
 def _reference(how: str, fmt: str, earlier: bool = False) -> dict:
     """The command run undisturbed, once per process: its output (what a
     finished case must have written: ``out``, and a copy at ``kept``), and
-    how long it takes exec'd and forked (the span a case's moment is drawn
-    over).  ``earlier``: the command of another seed, whose output is the
-    earlier one a case starts beside."""
+    how long it takes exec'd and forked (:func:`_span`).  ``earlier``: the
+    command of another seed, whose output is the earlier one a case starts
+    beside."""
     key = (how, fmt, earlier)
     if key in _REFERENCE:
         return _REFERENCE[key]
@@ -364,31 +382,58 @@ def _reference(how: str, fmt: str, earlier: bool = False) -> dict:
     if earlier:
         argv = argv[:argv.index("--seeds")] + ["--seeds", "3"] + argv[argv.index("--seeds") + 2:] \
             if how != "run" else argv + ["--seed", "9"]
-    got = {}
+    got = {"when": {}}
     for execute in ((False,) if earlier else (True, False)):
-        box = _box()
-        try:
-            pid, t0 = _start(argv, box, execute)
-            code = _wait(pid, t0 + 600)
-            took = time.monotonic() - t0
-            _left_behind()
-            with open(box["err"], encoding="utf-8", errors="replace") as f:
-                err = f.read()
-            if code != 0:
-                raise RuntimeError(f"the undisturbed `serq {' '.join(argv)}` exited {code}: {err[-800:]}")
-            src = os.path.join(box["work"], _place(how, fmt))
-            out = _snapshot(src)
-            if "out" in got and out != got["out"]:
-                raise RuntimeError(f"`serq {' '.join(argv)}` forked and exec'd wrote different outputs")
-            got["out"] = out
-            got["exec" if execute else "fork"] = took
-            if not execute:
-                got["kept"] = os.path.join(tempfile.mkdtemp(prefix="serq-fuzz-reference-"), os.path.basename(src))
-                (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, got["kept"])
-        finally:
-            shutil.rmtree(box["base"], ignore_errors=True)
+        took, out, kept = _undisturbed(argv, how, fmt, execute, keep=not execute)
+        if "out" in got and out != got["out"]:
+            raise RuntimeError(f"`serq {' '.join(argv)}` forked and exec'd wrote different outputs")
+        got["out"] = out
+        got["exec" if execute else "fork"] = took
+        got["when"]["exec" if execute else "fork"] = time.monotonic()
+        if kept:
+            got["kept"] = kept
     _REFERENCE[key] = got
     return got
+
+
+def _undisturbed(argv: list, how: str, fmt: str, execute: bool, keep: bool = False) -> tuple:
+    """The command run undisturbed: (how long it took, its output, a copy of
+    it kept if ``keep``)."""
+    box = _box()
+    try:
+        pid, t0 = _start(argv, box, execute)
+        code = _wait(pid, t0 + 600)
+        took = time.monotonic() - t0
+        _left_behind()
+        with open(box["err"], encoding="utf-8", errors="replace") as f:
+            err = f.read()
+        if code != 0:
+            raise RuntimeError(f"the undisturbed `serq {' '.join(argv)}` exited {code}: {err[-800:]}")
+        src = os.path.join(box["work"], _place(how, fmt))
+        kept = None
+        if keep:
+            kept = os.path.join(tempfile.mkdtemp(prefix="serq-fuzz-reference-"), os.path.basename(src))
+            (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, kept)
+        return took, _snapshot(src), kept
+    finally:
+        shutil.rmtree(box["base"], ignore_errors=True)
+
+
+def _span(how: str, fmt: str, start: str, what: str) -> float:
+    """How long the command takes undisturbed, exec'd or forked (the span a
+    case's moment is drawn over), measured again once it is ``REMEASURE`` s
+    old: on a machine whose load changes, a span measured at a lighter load
+    would put the moments early in the command's life (its output checked
+    each time against the first)."""
+    ref = _reference(how, fmt)
+    if time.monotonic() - ref["when"][start] > REMEASURE:
+        took, out, _ = _undisturbed(_argv(how, fmt), how, fmt, start == "exec")
+        if out != ref["out"]:
+            raise Finding("wrong", f"the undisturbed command's output is not what it was, measured again before {what}")
+        ref[start] = took
+        ref["when"][start] = time.monotonic()
+        TALLY["spans measured again"] += 1
+    return ref[start]
 
 
 # ---------------------------------------------------------------- the surface
@@ -419,7 +464,7 @@ def _send(pid: int, sig: int, to: str) -> None:
 def run(m, simulate=None) -> str:
     how, fmt, sig, to, at, second, start, nohup = m.args
     ref = _reference(how, fmt)
-    span = ref["exec" if start == "exec" else "fork"]
+    span = _span(how, fmt, start, m.what)
     sigs = [getattr(signal, sig)] + ([getattr(signal, second[0])] if second else [])
     box = _box()
     try:
@@ -449,6 +494,10 @@ def run(m, simulate=None) -> str:
         left, longest = _left_behind()
         with open(box["err"], encoding="utf-8", errors="replace") as f:
             err = f.read()
+        fault = _fault(box) or (err if "Fatal Python error" in err else "")
+        core = _core(box) if code is not None and -code in FATAL else ""
+        if fault or core:
+            raise Finding("crash", f"exit {code}, a fatal error, {m.what}: {fault[-6000:]}{core}")
         if left:
             raise Finding("orphan", f"{len(left)} processes alive {GRACE:g} s after the command ended, {m.what}")
         after = _snapshot(place)
@@ -483,6 +532,34 @@ def run(m, simulate=None) -> str:
         return "ok" if ending == "done" else "error"
     finally:
         shutil.rmtree(box["base"], ignore_errors=True)
+
+
+def _fault(box: dict) -> str:
+    """The stacks faulthandler wrote as a forked case died of a fatal signal
+    (an exec'd one writes them on its stderr: "Fatal Python error")."""
+    try:
+        with open(box["fault"], encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _core(box: dict) -> str:
+    """With ``SERQ_FUZZ_CORES=DIR``: the core a case's process left (the
+    kernel's ``core_pattern`` a file name, written in its working
+    directory) moved into DIR, and how to read it."""
+    keep = os.environ.get(CORES)
+    if not keep:
+        return ""
+    os.makedirs(keep, exist_ok=True)
+    said = ""
+    for name in sorted(os.listdir(box["work"])):
+        if name.startswith("core"):
+            path = os.path.join(keep, f"{os.path.basename(box['base'])}.{name}")
+            shutil.move(os.path.join(box["work"], name), path)
+            said += (f"\ncore: {path} (every frame: gdb -batch -iex 'set auto-load safe-path /' -ex py-bt "
+                     f"{os.path.realpath(sys.executable)} {path})")
+    return said or "\nno core in the working directory (see /proc/sys/kernel/core_pattern)"
 
 
 def _landed(place: str) -> float:

@@ -1071,3 +1071,113 @@ def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch,
             else:
                 files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_signal_as_numpy_is_imported_is_said_as_the_signal_alone():
+    """SIGTERM to an exec'd `serq run` as it imported numpy, at its 65th
+    session (seed 25 #5142): the signal's exception, raised where numpy's
+    C extension `_umath_linalg`, as its init ran, imported numpy's core
+    (numpy's C API, `import_array`), was printed there — a bare traceback
+    from `_lock_unlock_module` into `signals._raise` — and an ImportError
+    raised in its stead (an `except ImportError` would have lost the
+    signal).  A package of C extensions is now imported with the signals
+    held; the signal then stops the command, one line said.  (The trigger
+    is the first import lock numpy asks for once `_umath_linalg` is in
+    sys.modules: its init's; it says `sent` so the test cannot pass
+    without it.)"""
+    from tests.helpers import python
+    r = python("import os, signal, sys, _frozen_importlib as B\n"
+               "real = B._lock_unlock_module\n"
+               "def lock_unlock(name):\n"
+               "    if 'numpy.linalg._umath_linalg' in sys.modules and B._lock_unlock_module is lock_unlock:\n"
+               "        B._lock_unlock_module = real\n"
+               "        os.write(1, b'sent\\n')\n"
+               "        os.kill(os.getpid(), signal.SIGTERM)\n"
+               "    return real(name)\n"
+               "B._lock_unlock_module = lock_unlock\n"
+               "sys.argv = ['serq', 'run', 'examples/single-turn/mg1.sq', '--horizon', '300', '--warmup', '0']\n"
+               "from serq.__main__ import main\n"
+               "main()\n")
+    assert (r.returncode, r.stdout, r.stderr) == (143, "sent\n", "stopped by SIGTERM\n")
+
+
+@pytest.mark.parametrize("making", ["eq", "init"])
+def test_a_signal_as_a_lazy_class_is_made_leaves_it_whole_and_is_heard(making):
+    """The segmentation faults (seed 25 #586, #5245, seed 26 #1281, #2263;
+    reproduced with the signal fuzzer's harness: a SIGINT then a SIGTERM to
+    a forked `serq run` as it linked, faulthandler's stack 8 875 frames of
+    `records.py:56 in __get__`): a signal's exception raised as a lazy
+    dataclass (serq/records.py) made its `__eq__` on its first `==` left
+    the class half made, and `==`, which looks `__eq__` up from C, dropped
+    the exception and compared identities: the signal was lost, and the next
+    `==` called the stand-in left in place, which called itself until the C
+    stack (8 MB, under a recursion limit of 20 000) overflowed.  A class is
+    now made whole or not at all, the signal waiting for it and then raised
+    where Python passes it on (`eq`; `init`: interrupted as `__init__` was
+    made, the class was left without one)."""
+    from tests.helpers import python
+    r = python("import dataclasses, os, signal, time\n"
+               "from serq import records, signals\n"
+               "@records.dataclass(frozen=True)\n"
+               "class Pair:\n"
+               "    a: int\n"
+               "    b: int\n"
+               f"name = {'_twin' if making == 'eq' else 'dataclass'!r}\n"
+               "where = records if name == '_twin' else dataclasses\n"
+               "real = getattr(where, name)\n"
+               "def signalled(*a, **k):\n"
+               "    setattr(where, name, real)\n"
+               "    os.kill(os.getpid(), signal.SIGTERM)\n"
+               "    t0 = time.monotonic()\n"
+               "    while time.monotonic() - t0 < 0.2:       # its exception raised here, once\n"
+               "        time.sleep(0.005)\n"
+               "    return real(*a, **k)\n"
+               "x = Pair(1, 2) if name == '_twin' else None\n"
+               "setattr(where, name, signalled)\n"
+               "try:\n"
+               "    with signals.stopping():\n"
+               "        print(x == Pair(1, 2) if name == '_twin' else Pair(1, 2))\n"
+               "    print('went on')\n"
+               "except signals.Stopped as e:\n"
+               "    print('stopped by', e.name)\n"
+               "x, y = Pair(1, 2), Pair(1, 2)\n"
+               "print(x == y, hash(x) == hash(y), repr(x))\n")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "stopped by SIGTERM\nTrue True Pair(a=1, b=2)\n", "")
+
+
+# where the signal is sent: (the object, its method patched, which of its calls)
+WINDOWS = {"before invoke": ("from serq.cli import _Group as owner", "invoke", "True"),
+           "as click closes": ("from click.core import Context as owner", "close", "a[0].parent is None")}
+
+
+@pytest.mark.parametrize("window", list(WINDOWS))
+def test_a_signal_in_clicks_own_lines_is_said_as_the_signal(window):
+    """A Ctrl-C at moment 0 of a forked `serq run` (seed 28 #420): raised in
+    click's `main` outside the `serq` group's make_context and invoke (each
+    under serq's handling), where click catches it, says `Aborted!` and exits
+    1.  A signal there now waits, and is raised as serq's next block starts
+    (`before invoke`: interrupted, 130), or as click's `main` ends (`as
+    click closes` the command's context: its output written, 143)."""
+    import signal
+    from tests.helpers import python
+    owner, name, which = WINDOWS[window]
+    sig = signal.SIGINT if window == "before invoke" else signal.SIGTERM
+    r = python("import os, sys, time\n"
+               f"{owner}\n"
+               f"real = owner.{name}\n"
+               "def signalled(*a, **k):\n"
+               f"    if {which}:\n"
+               f"        os.kill(os.getpid(), {int(sig)})\n"
+               "        t0 = time.monotonic()\n"
+               "        while time.monotonic() - t0 < 0.2:     # its exception raised here, in click's lines\n"
+               "            time.sleep(0.005)\n"
+               "    return real(*a, **k)\n"
+               f"owner.{name} = signalled\n"
+               "sys.argv = ['serq', 'check', 'examples/single-turn/mg1.sq']\n"
+               "from serq.__main__ import main\n"
+               "main()\n")
+    if window == "before invoke":
+        assert (r.returncode, r.stdout, r.stderr) == (130, "", "interrupted\n")
+    else:
+        assert (r.returncode, r.stdout.split("\n")[0], r.stderr) == \
+            (143, "examples/single-turn/mg1.sq: ok", "stopped by SIGTERM\n")
