@@ -68,11 +68,22 @@ def worker_start(ignore: tuple = ()) -> None:
     warm()
 
 
+HANDOFF = 2e-4
+"""The longest this process's runs keep the interpreter from the threads that
+hand a worker its next run, seconds (Python's default, 5 ms, is paid at each
+of the four threads a handoff passes: the pool's result reader, the feeder,
+the pool's queue manager and its pipe writer)."""
+
+
 def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
     """The runs on this process and a pool's workers: each worker has one run
     at a time, handed to it by a feeder thread as soon as its last one ends,
     and this process takes the next run not handed out whenever it is free,
-    so no one waits while a run is left (the runs take unequal times)."""
+    so no one waits while a run is left (the runs take unequal times).  The
+    workers take the runs from the front of the list and this process from
+    its back: a point's runs (its seeds) are next to each other, so each
+    process compiles the programs of fewer points (a run's first use of a
+    point's IR reads it and compiles its generated code, serq/sim/codegen.py)."""
     if pool is None and (jobs <= 1 or len(tasks) <= 1):
         for t in tasks:
             yield run_task(t)
@@ -80,10 +91,13 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
     if pool is None:
         pool = _pool(min(jobs, len(tasks)) - 1)
     feed = _Feed(tasks, pool)
+    import sys
+    interval = sys.getswitchinterval()
     try:
+        sys.setswitchinterval(HANDOFF)
         feed.start()
         while True:
-            t = feed.take()
+            t = feed.take(last=True)
             if t is None:
                 break
             yield run_task(t)
@@ -100,6 +114,7 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
         feed.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
         feed.join()
+        sys.setswitchinterval(interval)
 
 
 class _Feed:
@@ -124,9 +139,11 @@ class _Feed:
     def start(self) -> None:
         self.thread.start()
 
-    def take(self):
+    def take(self, last: bool = False):
         with self.lock:
-            return self.tasks.popleft() if self.tasks else None
+            if not self.tasks:
+                return None
+            return self.tasks.pop() if last else self.tasks.popleft()
 
     def _run(self) -> None:
         from concurrent.futures import FIRST_COMPLETED, wait
