@@ -494,15 +494,15 @@ def run(m, simulate=None) -> str:
         left, longest = _left_behind()
         with open(box["err"], encoding="utf-8", errors="replace") as f:
             err = f.read()
-        fault = _fault(box) or (err if "Fatal Python error" in err else "")
+        early = _early(err, code, sent)
+        fault = _fatal(_fault(box), err, early)
         core = _core(box) if code is not None and -code in FATAL else ""
         if fault or core:
             raise Finding("crash", f"exit {code}, a fatal error, {m.what}: {fault[-6000:]}{core}")
         if left:
             raise Finding("orphan", f"{len(left)} processes alive {GRACE:g} s after the command ended, {m.what}")
         after = _snapshot(place)
-        if _before_serq(err, sent) and code in (0, 1, -signal.SIGINT) \
-                and after == (ref["out"] if code == 0 else before):
+        if early and after == (ref["out"] if code == 0 else before):
             TALLY["early: the interpreter's own KeyboardInterrupt"] += 1
             return "error"
         bad = [b for b in BAD if b in err]
@@ -591,6 +591,28 @@ def _before_serq(err: str, sent: list) -> bool:
     package = os.path.join(C.ROOT, "serq") + os.sep
     frames = [ln.split('"')[1] for ln in lines if ln.startswith('  File "')]
     return all(not f.startswith(package) or f == package + "__init__.py" for f in frames)
+
+
+def _early(err: str, code: int, sent: list) -> bool:
+    """The interpreter's own KeyboardInterrupt before serq's first line
+    (:func:`_before_serq`), and the ways the interpreter ends on it."""
+    return _before_serq(err, sent) and code in (0, 1, -signal.SIGINT)
+
+
+def _fatal(written: str, err: str, early: bool) -> str:
+    """The fatal error a case's process reported: the stacks faulthandler
+    wrote to the case's own file, else an exec'd process's stderr saying
+    "Fatal Python error" -- but for the interpreter's own words on a Ctrl-C
+    that interrupted its site module (``init_import_site: Failed to import
+    the site module``, exit 1: seed 28 #2345, the ``.pth`` line of serq's
+    editable install importing ``pathlib``), which is an early end."""
+    if written:
+        return written
+    if "Fatal Python error" not in err:
+        return ""
+    if early and "Fatal Python error: init_import_site" in err and err.count("Fatal Python error") == 1:
+        return ""
+    return err
 
 
 def _ending(how, code, sent, err, before, after, longest, what) -> str:

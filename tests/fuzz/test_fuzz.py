@@ -151,3 +151,31 @@ def test_signal_cases_end_cleanly():
     got = json.loads(r.stdout)
     assert all(status in ("ok", "error") for status, _ in got), got      # done or stopped, and nothing worse
     assert got[2][0] == "ok", got                                          # (nohup: its SIGHUP is nothing)
+
+
+def test_a_ctrl_c_in_the_interpreters_site_module_is_an_early_end(tmp_path):
+    """The interpreter's own fatal error on a SIGINT while its site module
+    runs a ``.pth`` line (seed 28 #2345: the line of serq's editable
+    install) is an early end, made here for real in a bare venv; the same
+    words beside a fatal signal, a second fatal error or a frame of serq's
+    are a crash."""
+    import signal
+    import subprocess
+    import sys
+    import venv
+    from . import interrupts as I
+    venv.create(tmp_path / "v", with_pip=False)
+    site = next((tmp_path / "v" / "lib").glob("python3*/site-packages"))
+    (site / "ctrl_c.pth").write_text("import os, signal; os.kill(os.getpid(), signal.SIGINT)\n")
+    r = subprocess.run([str(tmp_path / "v" / "bin" / "python"), "-c", "print(1)"], capture_output=True, text=True,
+                       timeout=60)
+    err, sent = r.stderr, [signal.SIGINT]
+    assert r.returncode == 1 and r.stdout == "" and "Fatal Python error: init_import_site" in err, r
+    assert I._early(err, r.returncode, sent) and I._fatal("", err, True) == ""
+    assert not I._early(err, r.returncode, [signal.SIGTERM]) and I._fatal("", err, False) == err
+    assert not I._early(err, -signal.SIGSEGV, sent)
+    assert I._fatal("Fatal Python error: Segmentation fault", err, True) == "Fatal Python error: Segmentation fault"
+    twice = err + "Fatal Python error: Segmentation fault\n"
+    assert I._fatal("", twice, True) == twice
+    serqs = err.replace('  File "<string>"', f'  File "{os.path.join(I.C.ROOT, "serq", "cli.py")}"')
+    assert not I._early(serqs, r.returncode, sent)
