@@ -694,20 +694,34 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
               help="the workload the run replayed (default: meta.json's dataset_path in the bundle's repository)")
 @click.option("--figure", type=click.Path(dir_okay=False),
               help="write predicted against measured per request, and the CDFs (.png or .svg)")
+@click.option("--tune", "tune_spec", metavar="NAME=V1,V2,…",
+              help="replay the run at each of these values of one constant (the host's `gap`, which no kernel "
+                   "profile measures) and keep the one whose largest summary difference is least")
 @click.option("--summary-only", is_flag=True, help="leave out the per-request table")
 @click.option("--json", "as_json", is_flag=True, help="print everything as JSON (seconds)")
-def measured(bundle_dir, program, instance, sets, arrivals_from, workload, figure, summary_only, as_json):
+def measured(bundle_dir, program, instance, sets, arrivals_from, workload, figure, tune_spec, summary_only, as_json):
     """Replay a measured vLLM run (a bundle's `bench/examples/<GPU>/<model>/`
     folder) through a program at the run's engine settings; print each
     request's predicted and measured TTFT, TPOT and latency and the summary
     beside LLMServingSim's."""
     from .api import calibration as C
     from .calib import report as R
-    res = C.measured(bundle_dir, program, instance, _sets(sets), arrivals=arrivals_from, workload=workload)
+    given = _sets(sets)
+    if tune_spec is not None:
+        from .calib import tune as T
+        name, values = T.parse(tune_spec)
+        tuned = T.tune(bundle_dir, program, instance, given, name, values, arrivals=arrivals_from,
+                       workload=workload, linker=C.link, declares=C.declares)
+        res = tuned.chosen.result
+    else:
+        tuned, res = None, C.measured(bundle_dir, program, instance, given, arrivals=arrivals_from, workload=workload)
     if figure:
         from .plot.measured import figure as draw
         draw(res, figure)
-    click.echo(R.dumps(R.measured_data(res)) if as_json else R.measured_text(res, not summary_only), nl=False)
+    if tuned is not None:
+        click.echo(R.dumps(R.tune_data(tuned)) if as_json else R.tune_text(tuned, not summary_only), nl=False)
+    else:
+        click.echo(R.dumps(R.measured_data(res)) if as_json else R.measured_text(res, not summary_only), nl=False)
 
 
 @main.command()

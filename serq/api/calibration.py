@@ -7,6 +7,8 @@ serq.calib, which reads its IR.
     res.calibration.constants, res.instance_text
     m = calibration.measured(".../bench/examples/RTX4090/Llama-3.1-8B", instance="rtx4090.sq")
     m.table()["diff_pct"]["serq"]
+    t = calibration.tune(".../bench/examples/RTXPRO6000/Llama-3.1-8B", "gap", [0.0015, 0.0017, 0.0019])
+    t.chosen.value, t.chosen.result.table()
 """
 
 from __future__ import annotations
@@ -41,6 +43,20 @@ def measured(bundle: str, program: Optional[str] = None, instance: Optional[str]
              sets: Optional[dict] = None, **kw) -> C.MeasuredResult:
     """serq.calib.command.measured's keywords: arrivals, workload."""
     return C.measured(bundle, program, instance, dict(sets or {}), linker=link, declares=declares, **kw)
+
+
+def tune(bundle: str, name: str, values, program: Optional[str] = None, instance: Optional[str] = None,
+         sets: Optional[dict] = None, **kw):
+    """The measured run replayed at each of ``values`` (numbers) of the
+    program's input ``name``, the one whose largest summary difference is
+    least kept (serq.calib.tune); keywords: arrivals, workload, progress."""
+    from ..calib import tune as T
+    from .program import set_text, usage
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise usage(f"values= takes a list of numbers, not {type(values).__name__}", help="values=[0, 0.001, 0.0017]")
+    texts = [set_text(name, v) for v in values]
+    _, parsed = T.parse(f"{name}=" + ",".join(texts)) if texts else (name, [])
+    return T.tune(bundle, program, instance, dict(sets or {}), name, parsed, linker=link, declares=declares, **kw)
 
 
 def declares(program: str, name: str) -> bool:

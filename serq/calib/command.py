@@ -263,15 +263,27 @@ def measured(bundle: str, program: Optional[str], instance: Optional[str], sets:
     name)`` says whether it has the input ``name`` (without it, async_sched is
     given whenever the run scheduled asynchronously)."""
     program = program or default_program()
+    st = measured_setup(bundle, program, workload, declares)
+    return replay_setup(st, program, instance, sets, arrivals=arrivals, linker=linker)
+
+
+def measured_setup(bundle: str, program: str, workload: Optional[str], declares) -> Setup:
+    """:func:`setup`, and a note where the run's requests do not reproduce its
+    own summary."""
     st = setup(bundle, program, workload, declares)
-    run, notes = st.run, st.notes
-    bad = RP.check_summary(run)
+    bad = RP.check_summary(st.run)
     if bad:
-        notes.append("the measured requests do not reproduce the bundle's summary.txt: " + "; ".join(bad[:3]))
-    values = {**st.values, **sets}
-    p, resolved = linker(program, instance, values)
-    rp = RP.replay(p, run, st.engine, arrivals)
-    return MeasuredResult(run, program, resolved.instance, rp, notes)
+        st.notes.append("the measured requests do not reproduce the bundle's summary.txt: " + "; ".join(bad[:3]))
+    return st
+
+
+def replay_setup(st: Setup, program: str, instance: Optional[str], sets: dict, *, arrivals: str,
+                 linker) -> MeasuredResult:
+    """The run replayed through the program linked with its instance, the
+    run's settings and ``sets`` over them."""
+    p, resolved = linker(program, instance, {**st.values, **sets})
+    rp = RP.replay(p, st.run, st.engine, arrivals)
+    return MeasuredResult(st.run, program, resolved.instance, rp, list(st.notes))
 
 
 def _run_comm(run: runs.Run, model, tp: int, notes: list) -> dict:

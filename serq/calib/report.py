@@ -1,4 +1,4 @@
-"""What `serq calibrate` and `serq measured` print: text for a person, JSON
+"""What `serq calibrate` and `serq measured` (and its `--tune`) print: text for a person, JSON
 (seconds, relative errors as fractions) for a script."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import math
 
 from . import metrics as MX
 from .command import CalibrateResult, MeasuredResult, fmt
+from .tune import TuneResult
 
 
 def _num(v):
@@ -123,6 +124,38 @@ def measured_text(res: MeasuredResult, per_request: bool = True) -> str:
         lines.append(f"{MX.TITLES[m]:<10}" + "".join(
             f"{100 * e[m]['median']:>10.1f}%{100 * e[m]['p90']:>10.1f}%" for e in t["errors"].values()))
     return "\n".join(lines) + "\n"
+
+
+def _trial_data(t) -> dict:
+    worst, m, s = t.worst()
+    return {"value": t.value, "text": t.text, "worst": {"metric": m, "stat": s, "diff_pct": worst},
+            "diff_pct": t.result.table()["diff_pct"]["serq"],
+            "errors": t.result.table()["errors"]["serq"]}
+
+
+def tune_data(res: TuneResult) -> dict:
+    """The measured run's JSON at the value kept, and every value's figures."""
+    out = measured_data(res.chosen.result)
+    out["tune"] = {"name": res.name, "chosen": res.chosen.value,
+                   "criterion": "the least largest |diff_pct| of the summary's rows (the first of equals)",
+                   "trials": [_trial_data(t) for t in res.trials]}
+    return out
+
+
+def tune_text(res: TuneResult, per_request: bool = True) -> str:
+    """Each value's largest summary difference and per-request median errors,
+    the one kept marked, then the run's report at it."""
+    w = max(len(res.name), max(len(t.text) for t in res.trials))
+    lines = [f"{res.name:<{w}}  {'largest difference':<24}{'per-request median |error|':>30}",
+             f"{'':<{w}}  {'':<24}{'TTFT':>10}{'TPOT':>10}{'latency':>10}"]
+    for t in res.trials:
+        worst, m, s = t.worst()
+        d = t.result.table()["diff_pct"]["serq"][m][s]
+        e = t.result.table()["errors"]["serq"]
+        lines.append(f"{t.text:<{w}}  " + f"{d:+.1f}% ({MX.TITLES[m]} {s.capitalize()})".ljust(24)
+                     + "".join(f"{100 * e[k]['median']:>9.1f}%" for k in MX.METRICS)
+                     + ("   <- kept" if t is res.chosen else ""))
+    return "\n".join(lines) + "\n\n" + measured_text(res.chosen.result, per_request)
 
 
 def dumps(d: dict) -> str:

@@ -167,3 +167,61 @@ def test_a_program_without_async_sched_replays_an_asynchronous_run_synchronously
     m = C.measured(bundle("RTXPRO6000/Qwen3-32B"), str(path), "examples/replay/instances/rtxpro6000_qwen32b_tp2.sq")
     assert f"{path} has no input `async_sched`: it schedules synchronously" in m.notes
     assert m.replay.steps == 2263     # the synchronous replay's iterations (docs/calibration.md's before)
+
+
+def test_tuning_the_hosts_gap_on_a_run_keeps_the_value_of_least_largest_difference_and_replays_it_exactly(replays):
+    """`--tune gap=…` on the run the examples' gap was tuned on keeps 1.7 ms
+    (docs/calibration.md), and its report at the value kept is the plain
+    replay's at that value, byte for byte."""
+    name = "RTXPRO6000/Llama-3.1-8B"
+    r = subprocess.run([sys.executable, "-m", "serq.cli", "measured", bundle(name), "--instance",
+                        f"examples/replay/instances/{RUNS[name]}.sq", "--tune", "gap=0.0013,0.0017,0.0021", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    t = d.pop("tune")
+    assert t["name"] == "gap" and [x["value"] for x in t["trials"]] == [0.0013, 0.0017, 0.0021]
+    worst = [x["worst"]["diff_pct"] for x in t["trials"]]
+    assert t["chosen"] == 0.0017 and worst[1] == min(worst) and worst[0] > 3 and worst[2] > 3, t
+    for x in t["trials"]:
+        rows = [abs(v) for m in x["diff_pct"].values() for v in m.values()]
+        assert x["worst"]["diff_pct"] == max(rows)
+        assert x["diff_pct"][x["worst"]["metric"]][x["worst"]["stat"]] in (max(rows), -max(rows))
+    note = d["notes"].pop()
+    assert note == "gap 0.0017: tuned on this run, the value of the 3 given whose largest summary difference is " \
+                   f"least ({worst[1]:.1f} %)"
+    assert d == replays[name]             # the committed instance's gap is 1.7 ms
+
+
+def test_tuned_on_its_own_run_the_rtx_4090_hosts_gap_is_none():
+    """The diagnosis of the RTX 4090 miss (docs/calibration.md): its host adds
+    nothing between iterations; tuned on its own run, gap is 0, and every row
+    is then within the 3 % target."""
+    t = C.tune(bundle("RTX4090/Llama-3.1-8B"), "gap", [0, 0.0005, 0.0017],
+               instance="examples/replay/instances/rtx4090_llama8b.sq")
+    assert t.chosen.value == 0 and t.chosen.worst()[0] <= 1.0, [x.worst() for x in t.trials]
+    assert [x.worst()[0] for x in t.trials] == sorted(x.worst()[0] for x in t.trials)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tune", "gap"], "--tune gap: not name=values"),
+    (["--tune", "gap=0.001,x"], "--tune gap: `x` is not a finite number"),
+    (["--tune", "gap=0.001,1e-3"], "--tune gap: the value 1e-3 is given twice"),
+    (["--tune", "gap=0.001", "--set", "gap=0"], "--tune gap and --set gap go together: the tuned constant takes "
+                                                "each of its values in turn"),
+    (["--tune", "nosuch=1,2"], "--tune nosuch: examples/replay/vllm_measured.sq has no input `nosuch`"),
+])
+def test_a_tune_that_cannot_be_made_is_refused_before_any_replay(args, message):
+    r = subprocess.run([sys.executable, "-m", "serq.cli", "measured", bundle("RTXPRO6000/Llama-3.1-8B"), *args,
+                        "--program", "examples/replay/vllm_measured.sq"], capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout == "", r
+    assert r.stderr.startswith(f"error[E984]: {message}\n"), r.stderr
+
+
+def test_the_apis_tune_refuses_values_that_are_not_a_list_of_numbers():
+    with pytest.raises(SerqError, match=r"values= takes a list of numbers, not int"):
+        C.tune(bundle("RTXPRO6000/Llama-3.1-8B"), "gap", 5)
+    with pytest.raises(SerqError, match=r"the input gap is given NoneType None"):
+        C.tune(bundle("RTXPRO6000/Llama-3.1-8B"), "gap", [0.001, None])
+    with pytest.raises(SerqError, match=r"--tune gap: no values"):
+        C.tune(bundle("RTXPRO6000/Llama-3.1-8B"), "gap", [])
