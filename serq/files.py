@@ -39,7 +39,7 @@ import os
 from typing import Callable, Iterable, Optional, Union
 
 from .diag import Diagnostic, SerqError
-from .signals import deferred, imported, put
+from .signals import deferred, imported, put, whole
 
 MANIFEST = ".serq-files.json"
 HEAD = 8192                  # the bytes of a file a mark reads at most
@@ -159,13 +159,16 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
     check_file(path, what=what, mark=mark, force=force, inputs=inputs)
     folder = os.path.dirname(os.path.abspath(path))
     import tempfile     # here: a command that writes nothing does not pay for it (nor shutil's)
-    with deferred() as made:      # (a signal as it is made: raised once its name is ours to remove)
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".serq", dir=folder)
-            os.close(fd)
-        except OSError as e:
-            raise _cannot(what, path, e) from None
+    tmp = None
     try:
+        # (a signal as it is made: raised once its name is ours to remove,
+        # also as the section ends and its handlers are put back: seed 32 #1465)
+        with deferred() as made:
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".serq", dir=folder)
+                os.close(fd)
+            except OSError as e:
+                raise _cannot(what, path, e) from None
         made.release()
         yield tmp
         check_file(path, what=what, mark=mark, force=force, inputs=inputs)
@@ -175,10 +178,14 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
         except OSError as e:
             raise _cannot(what, path, e) from None
     finally:
-        with deferred() as removing:      # (not cut short by a signal)
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        removing.release()
+        _discard(tmp, os.unlink, os.path.exists)
+
+
+def _discard(tmp: Optional[str], remove, there) -> None:
+    """``remove(tmp)`` where ``there(tmp)``, whole (serq/signals.py ``whole``:
+    also when a signal's exception is raised as the cleanup starts)."""
+    if tmp is not None:
+        whole(lambda: there(tmp) and remove(tmp))
 
 
 def write_file(path: str, data: Union[str, bytes], *, what: str, mark: Mark, force: bool = False,
@@ -284,14 +291,14 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
     parent = os.path.dirname(os.path.abspath(directory))
     import shutil
     import tempfile
-    with deferred() as made:      # (a signal as it is made: raised once its name is ours to remove)
-        try:
-            tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
-                                   dir=parent)
-        except OSError as e:
-            raise _cannot(what, directory, e) from None
-    old = None
+    tmp = old = None
     try:
+        with deferred() as made:      # (a signal as it is made: raised once its name is ours to remove)
+            try:
+                tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
+                                       dir=parent)
+            except OSError as e:
+                raise _cannot(what, directory, e) from None
         made.release()
         names = []
         for rel, text in files:
@@ -348,12 +355,12 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
     except OSError as e:
         raise _cannot(what, directory, e) from None
     finally:
-        with deferred() as removing:      # (not cut short by a signal)
-            if os.path.isdir(tmp):
-                shutil.rmtree(tmp, ignore_errors=True)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        removing.release()
+        def rmtree(d):
+            shutil.rmtree(d, ignore_errors=True)
+        try:
+            _discard(tmp, rmtree, os.path.isdir)
+        finally:
+            _discard(old, rmtree, os.path.isdir)
 
 
 def _umask() -> int:

@@ -330,6 +330,26 @@ class deferred:
             signal.raise_signal(signum)     # its default action, now that it is back
 
 
+def whole(fn) -> None:
+    """``fn()`` — a cleanup that must run to its end (a temporary file
+    removed, a worker pool shut down and its threads joined) — with the
+    signals held (:class:`deferred`), the held one raised after it.  A
+    signal's exception raised as this starts, before the hold (or as the
+    hold ends), runs ``fn()`` all the same where it had not run, then goes
+    on: the first signal silences the rest, so nothing cuts the cleanup
+    short twice.  ``fn`` is to be safe to run again."""
+    done = []
+    try:
+        with deferred() as held:
+            fn()
+            done.append(True)
+        held.release()
+    except KeyboardInterrupt:
+        if not done:
+            fn()
+        raise
+
+
 def imported(name: str):
     """``import name`` — a package of C extensions (numpy, pyarrow,
     matplotlib, pandas, Dask) imported when first needed — with the signals

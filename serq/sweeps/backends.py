@@ -12,6 +12,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..api.extras import extra
 from ..diag import Diagnostic, SerqError
+from ..signals import whole
 from .work import run_task, warm
 
 
@@ -110,11 +111,18 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
         stop(pool)
         raise
     finally:
-        # on an error or Ctrl-C: the runs not started are dropped
-        feed.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
-        feed.join()
-        sys.setswitchinterval(interval)
+        # on an error or Ctrl-C: the runs not started are dropped.  Whole
+        # (serq/signals.py): a signal as the pool shuts down at the sweep's
+        # end, raised in its shutdown, left the pool's manager thread closing
+        # the pool's wake-up pipe as the interpreter exited, and Python 3.11's
+        # exit wakes that thread through the pipe with no lock between the two
+        # ("OSError: Bad file descriptor", seed 31 #1362)
+        def close():
+            feed.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            feed.join()
+            sys.setswitchinterval(interval)
+        whole(close)
 
 
 class _Feed:

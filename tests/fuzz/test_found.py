@@ -1073,6 +1073,70 @@ def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch,
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("make", ["mkstemp", "mkdtemp"])
+def test_a_signal_as_the_section_making_a_temporary_file_ends_leaves_none(tmp_path, monkeypatch, make):
+    """SIGTERM to a pool sweep at 0.998 of its life (seed 32 #1465): it came
+    as the section that made the table's temporary file put its handlers
+    back, was raised there, at the section's `with`, before the block that
+    removes the file began, and left `.t.csv.XXXXXXXX.serq` beside the
+    table.  The file's name is now the cleanup's from the moment it is
+    made."""
+    import os
+    import signal
+    from serq import files, signals
+    real = signals.deferred.__exit__
+    sent = []
+
+    def exit_then_signal(self, *a):
+        out = real(self, *a)
+        if not sent and any(n.endswith(".serq") for n in os.listdir(tmp_path)):
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)
+            _wait_for_it(0.1)
+        return out
+    monkeypatch.setattr(signals.deferred, "__exit__", exit_then_signal)
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            if make == "mkstemp":
+                files.write_file(str(tmp_path / "t.csv"), "a\n", what="--out ", mark=files.unmarked("test"))
+            else:
+                files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
+    assert sent and os.listdir(tmp_path) == []
+
+
+def test_a_signal_as_a_pool_shuts_down_at_a_sweeps_end_leaves_its_threads_joined(monkeypatch):
+    """SIGHUP to a pool sweep at 0.969 of its life (seed 31 #1362, exec'd):
+    raised in the pool's shutdown at the sweep's end, it left the pool's
+    manager thread closing its wake-up pipe as the command exited, and
+    Python 3.11's exit, which wakes that thread through the pipe without a
+    lock, wrote to the closed pipe: "Exception ignored in: <module
+    'threading'>", a traceback ending in "OSError: [Errno 9] Bad file
+    descriptor", after "stopped by SIGHUP".  The shutdown now runs whole,
+    its threads joined, before the signal stops the sweep."""
+    import os
+    import signal
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+    import serq
+    from serq import signals
+    real = ProcessPoolExecutor.shutdown
+    sent = []
+
+    def signalled(self, *a, **k):
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)
+            _wait_for_it(0.1)
+        return real(self, *a, **k)
+    monkeypatch.setattr(ProcessPoolExecutor, "shutdown", signalled)
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            serq.sweep("examples/single-turn/mg1.sq", set={"lambda": [0.5, 0.7]}, seeds=[1], horizon=50.0,
+                       warmup=0.0, jobs=2)
+    assert sent
+    assert [t for t in threading.enumerate() if type(t).__name__ == "_ExecutorManagerThread"] == []
+
+
 def test_a_signal_as_numpy_is_imported_is_said_as_the_signal_alone():
     """SIGTERM to an exec'd `serq run` as it imported numpy, at its 65th
     session (seed 25 #5142): the signal's exception, raised where numpy's
