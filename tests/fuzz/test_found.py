@@ -1046,6 +1046,18 @@ def test_a_sweeps_bound_beyond_a_float_is_refused():
     assert sw.under("sojourn.mean", 10 ** 300)[0]["bound"] == 1e300
 
 
+def _stopped_writing(tmp_path, make: str) -> None:
+    """A table (``mkstemp``) or a dump (``mkdtemp``) written under
+    :func:`signals.stopping`, which a SIGTERM the test sends stops."""
+    from serq import files, signals
+    with pytest.raises(signals.Stopped):
+        with signals.stopping():
+            if make == "mkstemp":
+                files.write_file(str(tmp_path / "t.csv"), "a\n", what="--out ", mark=files.unmarked("test"))
+            else:
+                files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
+
+
 @pytest.mark.parametrize("make", ["mkstemp", "mkdtemp"])
 def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch, make):
     """SIGTERM to a one-process sweep as its table's temporary file was made
@@ -1055,7 +1067,6 @@ def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch,
     import os
     import signal
     import tempfile
-    from serq import files, signals
     real = getattr(tempfile, make)
 
     def signalled(*a, **k):
@@ -1064,12 +1075,7 @@ def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch,
         _wait_for_it(0.1)
         return made
     monkeypatch.setattr(tempfile, make, signalled)
-    with pytest.raises(signals.Stopped):
-        with signals.stopping():
-            if make == "mkstemp":
-                files.write_file(str(tmp_path / "t.csv"), "a\n", what="--out ", mark=files.unmarked("test"))
-            else:
-                files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
+    _stopped_writing(tmp_path, make)
     assert os.listdir(tmp_path) == []
 
 
@@ -1083,7 +1089,7 @@ def test_a_signal_as_the_section_making_a_temporary_file_ends_leaves_none(tmp_pa
     made."""
     import os
     import signal
-    from serq import files, signals
+    from serq import signals
     real = signals.deferred.__exit__
     sent = []
 
@@ -1095,12 +1101,7 @@ def test_a_signal_as_the_section_making_a_temporary_file_ends_leaves_none(tmp_pa
             _wait_for_it(0.1)
         return out
     monkeypatch.setattr(signals.deferred, "__exit__", exit_then_signal)
-    with pytest.raises(signals.Stopped):
-        with signals.stopping():
-            if make == "mkstemp":
-                files.write_file(str(tmp_path / "t.csv"), "a\n", what="--out ", mark=files.unmarked("test"))
-            else:
-                files.write_tree(str(tmp_path / "d"), [("x.txt", "1\n")], what="--dump ", command="test")
+    _stopped_writing(tmp_path, make)
     assert sent and os.listdir(tmp_path) == []
 
 
