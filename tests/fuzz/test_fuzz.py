@@ -167,8 +167,10 @@ def test_a_ctrl_c_in_the_interpreters_site_module_is_an_early_end(tmp_path):
     venv.create(tmp_path / "v", with_pip=False)
     site = next((tmp_path / "v" / "lib").glob("python3*/site-packages"))
     (site / "ctrl_c.pth").write_text("import os, signal; os.kill(os.getpid(), signal.SIGINT)\n")
+    # (SIGINT at its default in the child: a shell's `cmd &` starts pytest ignoring it, and an
+    # interpreter started so does not raise on it)
     r = subprocess.run([str(tmp_path / "v" / "bin" / "python"), "-c", "print(1)"], capture_output=True, text=True,
-                       timeout=60)
+                       timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     err, sent = r.stderr, [signal.SIGINT]
     assert r.returncode == 1 and r.stdout == "" and "Fatal Python error: init_import_site" in err, r
     assert I._early(err, r.returncode, sent) and I._fatal("", err, True) == ""
