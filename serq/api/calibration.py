@@ -54,8 +54,7 @@ def tune(bundle: str, name: str, values, program: Optional[str] = None, instance
     from .program import set_text, usage
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise usage(f"values= takes a list of numbers, not {type(values).__name__}", help="values=[0, 0.001, 0.0017]")
-    texts = [set_text(name, v) for v in values]
-    _, parsed = T.parse(f"{name}=" + ",".join(texts)) if texts else (name, [])
+    parsed = T.values(name, [set_text(name, v) for v in values])
     return T.tune(bundle, program, instance, dict(sets or {}), name, parsed, linker=link, declares=declares, **kw)
 
 

@@ -127,10 +127,9 @@ def measured_text(res: MeasuredResult, per_request: bool = True) -> str:
 
 
 def _trial_data(t) -> dict:
-    worst, m, s = t.worst()
+    worst, m, s = t.worst
     return {"value": t.value, "text": t.text, "worst": {"metric": m, "stat": s, "diff_pct": worst},
-            "diff_pct": t.result.table()["diff_pct"]["serq"],
-            "errors": t.result.table()["errors"]["serq"]}
+            "diff_pct": t.table["diff_pct"]["serq"], "errors": t.table["errors"]["serq"]}
 
 
 def tune_data(res: TuneResult) -> dict:
@@ -149,9 +148,9 @@ def tune_text(res: TuneResult, per_request: bool = True) -> str:
     lines = [f"{res.name:<{w}}  {'largest difference':<24}{'per-request median |error|':>30}",
              f"{'':<{w}}  {'':<24}{'TTFT':>10}{'TPOT':>10}{'latency':>10}"]
     for t in res.trials:
-        worst, m, s = t.worst()
-        d = t.result.table()["diff_pct"]["serq"][m][s]
-        e = t.result.table()["errors"]["serq"]
+        _, m, s = t.worst
+        d = t.table["diff_pct"]["serq"][m][s]
+        e = t.table["errors"]["serq"]
         lines.append(f"{t.text:<{w}}  " + f"{d:+.1f}% ({MX.TITLES[m]} {s.capitalize()})".ljust(24)
                      + "".join(f"{100 * e[k]['median']:>9.1f}%" for k in MX.METRICS)
                      + ("   <- kept" if t is res.chosen else ""))

@@ -28,11 +28,14 @@ class Trial:
     text: str                 # the value as given
     value: float
     result: MeasuredResult
+    table: dict               # result.table(), made once
+    worst: tuple              # (|difference| %, metric, stat) of the summary's largest row
 
-    def worst(self) -> tuple:
-        """(|difference| %, metric, stat) of the summary's largest row."""
-        d = self.result.table()["diff_pct"]["serq"]
-        return max((abs(d[m][s]), m, s) for m in MX.METRICS for s in MX.STATS)
+    @classmethod
+    def of(cls, text: str, value: float, result: MeasuredResult) -> "Trial":
+        table = result.table()
+        d = table["diff_pct"]["serq"]
+        return cls(text, value, result, table, max((abs(d[m][s]), m, s) for m in MX.METRICS for s in MX.STATS))
 
 
 @dataclass
@@ -50,8 +53,13 @@ def parse(spec: str) -> tuple:
     if not sep or not name.isidentifier():
         raise SerqError(Diagnostic(E_USE, f"--tune {spec[:60]}: not name=values",
                                    help="--tune gap=0,0.0005,0.001,0.0015,0.002"))
+    return name, values(name, [x.strip() for x in text.split(",")])
+
+
+def values(name: str, texts: list) -> list:
+    """``[(text, number)]``: each text a finite number, none twice."""
     out, seen = [], set()
-    for t in (x.strip() for x in text.split(",")):
+    for t in texts:
         try:
             v = float(t)
         except ValueError:
@@ -65,7 +73,7 @@ def parse(spec: str) -> tuple:
         out.append((t, v))
     if len(out) > MAX_VALUES:
         raise SerqError(Diagnostic(E_USE, f"--tune {name}: {len(out):,} values, more than {MAX_VALUES:,}"))
-    return name, out
+    return out
 
 
 def tune(bundle: str, program, instance, sets: dict, name: str, values: list, *, arrivals: str = "workload",
@@ -85,11 +93,11 @@ def tune(bundle: str, program, instance, sets: dict, name: str, values: list, *,
     st = measured_setup(bundle, program, workload, declares)
     trials = []
     for i, (text, v) in enumerate(values):
-        trials.append(Trial(text, v, replay_setup(st, program, instance, {**sets, name: text},
-                                                  arrivals=arrivals, linker=linker)))
+        trials.append(Trial.of(text, v, replay_setup(st, program, instance, {**sets, name: text},
+                                                     arrivals=arrivals, linker=linker)))
         if progress is not None:
             progress(i + 1, len(values))
-    chosen = min(trials, key=lambda t: t.worst()[0])
+    chosen = min(trials, key=lambda t: t.worst[0])
     chosen.result.notes.append(f"{name} {chosen.text}: tuned on this run, the value of the {len(trials)} given "
-                               f"whose largest summary difference is least ({chosen.worst()[0]:.1f} %)")
+                               f"whose largest summary difference is least ({chosen.worst[0]:.1f} %)")
     return TuneResult(name, trials, chosen)

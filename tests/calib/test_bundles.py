@@ -199,8 +199,8 @@ def test_tuned_on_its_own_run_the_rtx_4090_hosts_gap_is_none():
     is then within the 3 % target."""
     t = C.tune(bundle("RTX4090/Llama-3.1-8B"), "gap", [0, 0.0005, 0.0017],
                instance="examples/replay/instances/rtx4090_llama8b.sq")
-    assert t.chosen.value == 0 and t.chosen.worst()[0] <= 1.0, [x.worst() for x in t.trials]
-    assert [x.worst()[0] for x in t.trials] == sorted(x.worst()[0] for x in t.trials)
+    assert t.chosen.value == 0 and t.chosen.worst[0] <= 1.0, [x.worst for x in t.trials]
+    assert [x.worst[0] for x in t.trials] == sorted(x.worst[0] for x in t.trials)
 
 
 @pytest.mark.parametrize("args, message", [
