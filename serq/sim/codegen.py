@@ -169,23 +169,23 @@ class _Gen:
 
 @functools.lru_cache(maxsize=None)
 def _signature(cls) -> tuple:
-    """The parameters of ``cls.__init__``, the source of each default, and
-    the pattern that finds a parameter's name in a field's source."""
-    sig = inspect.signature(cls.__init__).parameters
-    params = list(sig)[1:]
+    """The parameters of ``cls.new``, the source of each default, and the
+    pattern that finds a parameter's name in a field's source."""
+    sig = inspect.signature(cls.new).parameters
+    params = list(sig)
     return params, {p: repr(sig[p].default) for p in params}, re.compile(r"\b(" + "|".join(params) + r")\b")
 
 
 def construct(g, var: str, cls, depth: int, fields=None, **args) -> None:
-    """``var = cls(**args)`` written out: the object made without calling
-    ``__init__`` and each field ``__init__`` sets (``cls.FIELDS``) set from
+    """``var = cls.new(**args)`` written out: the object made bare
+    (``cls()``) and each field ``new`` sets (``cls.FIELDS``) set from
     ``args`` (the sources of the arguments, by parameter name); ``fields``:
     the sources of fields to set to another value at once."""
     params, defaults, pat = _signature(cls)
     for p in params:
         if p not in args:
             args[p] = defaults[p]
-    g.emit(f"{var} = {g.bind(object.__new__, '_new')}({g.bind(cls, '_cls')})", depth)
+    g.emit(f"{var} = {g.bind(cls, '_cls')}()", depth)
     fields = fields or {}
     for slot, value in cls.FIELDS:
         value = fields[slot] if slot in fields else pat.sub(lambda m: args[m.group(1)], value)
@@ -294,15 +294,15 @@ def _observe(g, c):
 def _observe_lines(g, k: int, e: str, depth: int):
     """``Sim.observe``."""
     sim = g.sim
-    ov = g.bind(sim.obs_v[k], "_obs")
+    ov = g.bind(sim.obs_buf[k].append, "_obs")
     g.emit(f"v = {e}", depth)
     d = g.after_warmup(depth)
     if sim.samples:    # the columns --dump writes
         ot, os_, ok = (g.bind(x[k], "_obs") for x in (sim.obs_t, sim.obs_s, sim.obs_k))
         sid = "sess.sid" if g.has_sess else "t.sess.sid"
-        g.emit(f"{ov}.append(v); {ot}.append(now); {os_}.append({sid}); {ok}.append(a[{TURN_NO}])", d)
+        g.emit(f"{ov}(v); {ot}.append(now); {os_}.append({sid}); {ok}.append(a[{TURN_NO}])", d)
     else:
-        g.emit(f"{ov}.append(v)", d)
+        g.emit(f"{ov}(v)", d)
     if sim.all_obs is not None:
         g.emit(f"{g.bind(sim.all_obs[k], '_all')}.append(v)", depth)
 
@@ -347,18 +347,34 @@ def _wl_block(g, stmts, attr: str, turn: str, depth: int):
     streams = g.bind(g.sim.streams.kind(R.WORKLOAD), "_wl_streams")
     sid = "sess.sid" if g.has_sess else "t.sess.sid"
     counts = [max_draws(e) for e in exprs]
-    if None not in counts and sum(counts) <= R.AHEAD:
-        rng = f"(wr if wr is not None else (wr := {streams}.draws({sid}, {turn}, {sum(counts)})))"
-        method = "pop"
+    if None not in counts and 0 < sum(counts) <= R.AHEAD:
+        _wl_draws(g, streams, sid, turn, sum(counts), depth)
+        rng, method = "wr", "pop"
     else:
         rng = f"(wr or (wr := {streams}.get({sid}, {turn})))"
         method = "random"
-    g.emit("wr = None", depth)
+        g.emit("wr = None", depth)
     for c in stmts:
         if c.op == OP_SET:
             g.emit(f"a[{c.slot}] = {g.comp.inline(c.ir.expr, rng_src=rng, draw_method=method)}", depth)
         elif c.op == OP_OBS:
             _observe_lines(g, c.obs, g.comp.inline(c.ir.expr, rng_src=rng, draw_method=method), depth)
+
+
+def _wl_draws(g, streams: str, sid: str, turn: str, d: int, depth: int):
+    """``wr = streams.draws(sid, turn, d)`` (``rng._Kind.draws``), its first
+    case written out: the stream's first ``d`` draws, the first last, from
+    the block at hand.  Taken before the block runs, also when a branch of
+    it would not draw: a stream's numbers do not depend on when they are
+    asked for."""
+    keys = g.bind(g.sim.streams.kind(R.WORKLOAD).keys, "_wl_keys")
+    g.emit(f"ws = {sid}", depth)
+    g.emit(f"wk = {keys}.get({turn})", depth)
+    g.emit(f"if wk is not None and ws >> {R.SHIFT} == wk.q and wk.ahead >= {d}:", depth)
+    g.emit(f"wi = ((ws & {(1 << R.SHIFT) - 1}) + 1) * wk.ahead", depth + 1)
+    g.emit(f"wr = wk.draws[wi - {d}:wi]", depth + 1)
+    g.emit("else:", depth)
+    g.emit(f"wr = {streams}.draws(ws, {turn}, {d})", depth + 1)
 
 
 def _plain(e) -> bool:
@@ -398,7 +414,7 @@ def _children(x):
 def _answer(g, c):
     """``Sim.answer`` (a leg answers nothing)."""
     sim = g.sim
-    ttft, resp, tpot = (g.bind(sim.client[k], "_cl") for k in ("ttft", "response", "tpot"))
+    ttft, resp, tpot = (g.bind(sim.client_buf[k], "_cl") for k in ("ttft", "response", "tpot"))
     g.sess()
     g.emit("if sess.in_turn and not t.leg:" if g.facts.forks else "if sess.in_turn:")
     g.emit("sess.in_turn = False", 2)
@@ -502,7 +518,7 @@ def _end_session(g, loc):
     if f.main_read:
         g.emit("sess.main = None")
     g.emit("dt = now - sim.t_live    # tick_live")
-    g.emit("if dt > 0:")
+    g.emit("if dt > 0.0:")
     g.emit("sim.acc_live += sim.live * dt", 2)
     g.emit("sim.t_live = now", 2)
     g.emit("sim.live -= 1")
@@ -548,15 +564,15 @@ def _arrive_fifo(g, stage, st, d):
     """``FifoStage.arrive`` (and ``_start``, and ``Sim.schedule``)."""
     heap, push, done = g.bind(g.sim.heap, "_heap"), g.bind(heapq.heappush, "_push"), _done_name(g, stage)
     g.emit(f"dt = now - {st}.t_acc", d)
-    g.emit("if dt > 0:", d)
+    g.emit("if dt > 0.0:", d)
     g.emit(f"{st}.acc_n += {st}.n * dt", d + 1)
-    g.emit(f"{st}.acc_busy += len({st}.serving) / {stage.c!r} * dt", d + 1)
+    g.emit(f"{st}.acc_busy += {_busy_dt(st, stage)}", d + 1)
     g.emit(f"{st}.t_acc = now", d + 1)
     g.emit(f"{st}.n += 1", d)
     est = g.facts.estimates
     if est:
         g.emit(f"{st}.arr_all += 1", d)
-    g.emit(f"if len({st}.serving) < {stage.c!r}:", d)
+    g.emit(f"if not {st}.serving:" if stage.c == 1 else f"if len({st}.serving) < {stage.c!r}:", d)
     g.emit("job.t_start = now", d + 1)
     g.emit(f"{st}.serving.append(job)", d + 1)
     if est:
@@ -568,11 +584,20 @@ def _arrive_fifo(g, stage, st, d):
     g.emit(f"{st}.q.append(job)", d + 1)
 
 
+def _busy_dt(st: str, stage) -> str:
+    """``busy_level() * dt`` of a fifo stage: its busy servers over its
+    servers, times ``dt`` (one server: the count times ``dt``, the same
+    float, the division by 1 exact)."""
+    if stage.c == 1:
+        return f"len({st}.serving) * dt"
+    return f"len({st}.serving) / {stage.c!r} * dt"
+
+
 def _arrive_delay(g, stage, st, d):
     """``DelayStage.arrive`` (and ``Sim.schedule``)."""
     heap, push, done = g.bind(g.sim.heap, "_heap"), g.bind(heapq.heappush, "_push"), _done_name(g, stage)
     g.emit(f"dt = now - {st}.t_acc", d)
-    g.emit("if dt > 0:", d)
+    g.emit("if dt > 0.0:", d)
     g.emit(f"{st}.acc_n += {st}.n * dt", d + 1)
     g.emit(f"{st}.acc_busy += (1.0 if {st}.n > 0 else 0.0) * dt", d + 1)
     g.emit(f"{st}.t_acc = now", d + 1)
@@ -654,9 +679,9 @@ def _completion(sim, stage, tmpl, after):
 def _done_fifo(g, stage, st, name):
     """``FifoStage._done`` (and ``_start``, and ``Sim.schedule``)."""
     g.emit(f"dt = now - {st}.t_acc")
-    g.emit("if dt > 0:")
+    g.emit("if dt > 0.0:")
     g.emit(f"{st}.acc_n += {st}.n * dt", 2)
-    g.emit(f"{st}.acc_busy += len({st}.serving) / {stage.c!r} * dt", 2)
+    g.emit(f"{st}.acc_busy += {_busy_dt(st, stage)}", 2)
     g.emit(f"{st}.t_acc = now", 2)
     g.emit(f"{st}.n -= 1")
     g.emit(f"{st}.serving.remove(job)")
@@ -681,7 +706,7 @@ def _done_fifo(g, stage, st, name):
 def _done_delay(g, stage, st, name):
     """``DelayStage._done``."""
     g.emit(f"dt = now - {st}.t_acc")
-    g.emit("if dt > 0:")
+    g.emit("if dt > 0.0:")
     g.emit(f"{st}.acc_n += {st}.n * dt", 2)
     g.emit(f"{st}.acc_busy += (1.0 if {st}.n > 0 else 0.0) * dt", 2)
     g.emit(f"{st}.t_acc = now", 2)
@@ -825,7 +850,7 @@ def _arrive_lines(g, spec: bool):
     g.emit("sim.n_arrived = sid + 1")
     g.emit("sim.arrivals_after += 1", g.after_warmup(1))
     g.emit("dt = now - sim.t_live    # tick_live")
-    g.emit("if dt > 0:")
+    g.emit("if dt > 0.0:")
     g.emit("sim.acc_live += sim.live * dt", 2)
     g.emit("sim.t_live = now", 2)
     g.emit("sim.live += 1")
@@ -839,7 +864,7 @@ def _arrive_lines(g, spec: bool):
     root = g.bind(sim.session_block, "_root")
     # its frames as run_thread leaves them once the block's first statement
     # has run, as it will at once unless another thread is ready
-    construct(g, "t", Thread, 1, fields={"frames": f"[[{root}, 1, {F_ROOT}, None]]"}, sim="sim",
+    construct(g, "t", Thread, 1, fields={"frames": f"[[{root}, 1, {F_ROOT}, None]]", **no_leases}, sim="sim",
               sess="sess", attrs="a")
     if g.facts.main_read:
         g.emit("sess.main = t")

@@ -163,7 +163,7 @@ class Interpreter:
         if w == 0.0 and st.mode != MODE_AWAIT:
             return False
         self.job_seq += 1
-        job = Job(t, stage, w, st.mode, self.now, self.job_seq)
+        job = Job.new(t, stage, w, st.mode, self.now, self.job_seq)
         job.order = t.adm_seq
         if st.grow_m is not None:
             pid = st.grow_m(t)

@@ -128,6 +128,13 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         self.obs_k = [array("d") for _ in program.observes] if samples else None
         self.all_obs = [array("d") for _ in program.observes] if program.claims else None
         self.client = {"ttft": array("d"), "tpot": array("d"), "response": array("d")}
+        # the values (an observation's, the client's) are appended to a list
+        # first, which is several times cheaper than an array's append, and
+        # moved into their arrays in blocks (Recording.flush_values)
+        self.obs_buf = [[] for _ in program.observes]
+        self.client_buf = {k: [] for k in self.client}
+        self.value_bufs = list(zip(self.obs_buf, self.obs_v)) + [(self.client_buf[k], self.client[k])
+                                                                 for k in self.client]
         # with ``samples``: each client value's (times, sessions, turns), as an observation's
         self.client_at = {k: (array("d"), array("q"), array("d")) for k in self.client} if samples else None
         self.joining = set()
@@ -272,23 +279,25 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
             # gauge or draining)
             nev = self.nevents
             mark = self.next_mark
+            c_now = C_NOW
             try:
                 while heap:
                     ev = pop(heap)
-                    t = ev[0]
+                    t, _, _, fn, arg = ev
                     if t > horizon:
                         heapq.heappush(heap, ev)   # left as it was
                         break
                     if t >= mark:
                         mark = self.pass_marks(t)
                     self.now = t
-                    ctx[C_NOW] = t
-                    if ev[3](ev[4]) is not False:
+                    ctx[c_now] = t
+                    if fn(arg) is not False:
                         nev += 1
                         if ready or pools:
                             settle()
                         if nev >= check_at:
                             self.nevents = nev
+                            self.flush_values()
                             check_at = self.limits.checkpoint(nev)
                             if check_at is None:
                                 break
@@ -323,6 +332,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
             if draining is not None and self.open_done and self.live == 0:
                 break
             if self.nevents >= check_at:
+                self.flush_values()
                 check_at = self.limits.checkpoint(self.nevents)
                 if check_at is None:
                     break
@@ -335,6 +345,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         warmup = self.warmup
         draining = self.draining
         ctx = self.ctx
+        self.flush_values()
         if self.stopped is not None:
             end = self.now
         elif draining is not None:

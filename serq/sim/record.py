@@ -8,6 +8,8 @@ report; the statistics are serq.sim.stats'.
 
 from __future__ import annotations
 
+from struct import pack
+
 from .threads import TURN_NO
 
 
@@ -15,13 +17,23 @@ class Recording:
     def observe(self, t, k: int, v: float) -> None:
         now = self.now
         if now >= self.warmup:
-            self.obs_v[k].append(v)
+            self.obs_buf[k].append(v)
             if self.samples:
                 self.obs_t[k].append(now)
                 self.obs_s[k].append(t.sess.sid)
                 self.obs_k[k].append(t.a[TURN_NO])
         if self.all_obs is not None:
             self.all_obs[k].append(v)
+
+    def flush_values(self) -> None:
+        """Move the values recorded since the last flush from their lists
+        into their arrays (the machine's checkpoints, the run's end: before
+        anything reads them), in the order they were recorded, the same
+        doubles."""
+        for buf, arr in self.value_bufs:
+            if buf:
+                arr.frombytes(pack(f"{len(buf)}d", *buf))
+                buf.clear()
 
     def client_decode(self, t, n: float) -> None:
         sess = t.sess
@@ -36,7 +48,7 @@ class Recording:
                 sess.first = now
                 sess.outs += n - 1.0
             if now >= self.warmup:
-                self.client["ttft"].append(sess.first - sess.t_turn)
+                self.client_buf["ttft"].append(sess.first - sess.t_turn)
                 if self.samples:
                     self.client_sample("ttft", t)
         else:
@@ -69,15 +81,15 @@ class Recording:
         if sess.first is None and sess.last_pre is not None:
             sess.first = sess.last_pre
             if after:
-                self.client["ttft"].append(sess.first - sess.t_turn)
+                self.client_buf["ttft"].append(sess.first - sess.t_turn)
                 if self.samples:
                     self.client_sample("ttft", t)
         if after:
-            self.client["response"].append(now - sess.t_turn)
+            self.client_buf["response"].append(now - sess.t_turn)
             if self.samples:
                 self.client_sample("response", t)
             if sess.first is not None and sess.outs > 0:
-                self.client["tpot"].append((now - sess.first) / sess.outs)
+                self.client_buf["tpot"].append((now - sess.first) / sess.outs)
                 if self.samples:
                     self.client_sample("tpot", t)
         if self.client_log is not None:

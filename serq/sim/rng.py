@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import random
+from array import array
 
 from ..ir.expr import MAX_H2_CV2, MAX_PHASES, dist_problem
 from ..signals import imported
@@ -268,7 +269,7 @@ class _Block:
         steps = np.arange(ahead, 0, -1, dtype=np.uint64) * u(_G)      # k * G mod 2**64, k = ahead .. 1
         s = h[:, None] + steps[None, :]                                # the states of draws ahead .. 1
         u01 = (mix(s) >> s11).astype(np.float64) * 1.1102230246251565e-16
-        self.draws = u01.ravel().tolist()
+        self.draws = array("d", u01.ravel().tobytes())   # a float made as it is taken
         self.states = s[:, 0]
         self.ahead = ahead
 

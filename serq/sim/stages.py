@@ -31,14 +31,17 @@ class Job:
     __slots__ = ("thread", "stage", "work", "rem", "t_arr", "t_start", "alive", "mode", "cb", "order", "seq",
                  "pa", "plan_n", "tag", "stages", "rate", "served_it", "stalled", "cb_arg", "mem_pas")
 
-    # what __init__ sets, for code that writes the construction out
-    # (serq.sim.codegen.construct; tests/sim/test_codegen.py holds the two
-    # to the same)
+    # made bare (``Job()``: no ``__init__``, a type's call being cheaper than
+    # ``object.__new__``), then given what ``new`` sets; FIELDS for code that
+    # writes the construction out (serq.sim.codegen.construct;
+    # tests/sim/test_codegen.py holds the two to the same)
     FIELDS = (("thread", "thread"), ("stage", "stage"), ("work", "work"), ("rem", "work"), ("t_arr", "t_arr"),
               ("t_start", "None"), ("alive", "True"), ("mode", "mode"), ("seq", "seq"), ("stages", "None"),
               ("pa", "None"), ("cb", "None"))
 
-    def __init__(self, thread, stage, work: float, mode: int, t_arr: float, seq: int):
+    @classmethod
+    def new(cls, thread, stage, work: float, mode: int, t_arr: float, seq: int):
+        self = cls()
         self.thread = thread
         self.stage = stage
         self.work = work
@@ -53,6 +56,7 @@ class Job:
         self.cb = None
         # set where they are used: order, plan_n, served_it, stalled, mem_pas
         # (step stages), tag (ps), rate (flows), cb_arg (machine jobs)
+        return self
 
 
 class Stage:
@@ -82,7 +86,7 @@ class Stage:
 
     def tick(self, now: float) -> None:
         dt = now - self.t_acc
-        if dt > 0:
+        if dt > 0.0:
             self.acc_n += self.n * dt
             self.acc_busy += self.busy_level() * dt
             self.t_acc = now
@@ -141,7 +145,7 @@ class FifoStage(Stage):
         sim = self.sim
         now = sim.now
         dt = now - self.t_acc
-        if dt > 0:
+        if dt > 0.0:
             self.acc_n += self.n * dt
             self.acc_busy += len(self.serving) / self.c * dt
             self.t_acc = now
@@ -197,7 +201,7 @@ class DelayStage(Stage):
         sim = self.sim
         now = sim.now
         dt = now - self.t_acc
-        if dt > 0:
+        if dt > 0.0:
             self.acc_n += self.n * dt
             self.acc_busy += (1.0 if self.n > 0 else 0.0) * dt
             self.t_acc = now
@@ -371,7 +375,7 @@ class FlowNet:
 
     def advance(self, now: float) -> None:
         dt = now - self.t
-        if dt > 0:
+        if dt > 0.0:
             for f in self.flows:
                 f.rem -= f.rate * dt
                 if f.rem < 0:

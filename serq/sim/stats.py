@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import math
 from array import array
+from itertools import chain
 
 from ..signals import imported
 
@@ -98,10 +99,12 @@ _CHUNK = 1 << 16
 
 
 def _floats(values):
-    """The values as Python floats, one chunk of a numpy array at a time."""
+    """The values as Python floats, a numpy array's one chunk at a time (its
+    doubles copied into an ``array('d')``, which fsum reads faster than a
+    list of them)."""
     if hasattr(values, "tolist") and not isinstance(values, array):
         n = len(values)
-        return (x for k in range(0, n, _CHUNK) for x in values[k:k + _CHUNK].tolist())
+        return chain.from_iterable(array("d", values[k:k + _CHUNK].tobytes()) for k in range(0, n, _CHUNK))
     return values
 
 

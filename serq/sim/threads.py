@@ -65,14 +65,18 @@ class Session:
     content = ()     # what its tokens are (serq.sim.pools.prefix)
     chains = None
 
-    # what __init__ sets, for code that writes the construction out
-    # (serq.sim.codegen.construct)
+    # made bare (``Session()``: no ``__init__``, a type's call being cheaper
+    # than ``object.__new__``), then given what ``new`` sets; FIELDS for
+    # code that writes the construction out (serq.sim.codegen.construct)
     FIELDS = (("sid", "sid"), ("t_arr", "t_arr"), ("leases", "[]"))
 
-    def __init__(self, sid, t_arr):
+    @classmethod
+    def new(cls, sid, t_arr):
+        self = cls()
         self.sid = sid
         self.t_arr = t_arr
         self.leases = []
+        return self
 
 
 class Thread:
@@ -95,23 +99,26 @@ class Thread:
     adm_seq = 0
     preempt_pos = None
 
-    # what __init__ sets, for code that writes the construction out
-    # (serq.sim.codegen.construct)
+    # made bare (as a session), then given what ``new`` sets; FIELDS for code
+    # that writes the construction out (serq.sim.codegen.construct)
     FIELDS = (("sim", "sim"), ("sess", "sess"), ("a", "attrs"), ("frames", "[]"),
               ("leases", "sess.leases"))
 
-    def __init__(self, sim, sess, attrs):
+    @classmethod
+    def new(cls, sim, sess, attrs):
         """The session's main line."""
+        self = cls()
         self.sim = sim
         self.sess = sess
         self.a = attrs
         self.frames = []
         self.leases = sess.leases
+        return self
 
     @classmethod
     def fork(cls, sim, sess, attrs, leg_no: int):
         """A leg of the session, its ``leg_no``-th."""
-        t = cls.__new__(cls)
+        t = cls()
         t.sim = sim
         t.sess = sess
         t.a = attrs

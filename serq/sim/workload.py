@@ -171,7 +171,7 @@ class Workload:
             sess.leases.clear()
         now = self.now
         dt = now - self.t_live    # tick_live
-        if dt > 0:
+        if dt > 0.0:
             self.acc_live += self.live * dt
             self.t_live = now
         self.live -= 1
@@ -184,7 +184,7 @@ class Workload:
 
     def tick_live(self, now) -> None:
         dt = now - self.t_live
-        if dt > 0:
+        if dt > 0.0:
             self.acc_live += self.live * dt
             self.t_live = now
 

@@ -43,7 +43,7 @@ def _fields(x):
     return {k: getattr(x, k) for k in type(x).__slots__ if hasattr(x, k)}
 
 
-def test_construct_writes_out_what_init_sets():
+def test_construct_writes_out_what_new_sets():
     sim = Sim(_mm1())
     g = codegen._Gen(sim)
     g.emit("def _mk(sim, a):", 0)
@@ -54,10 +54,10 @@ def test_construct_writes_out_what_init_sets():
     mk, _ = g.function("_mk", "test")
     a = [0.0, 1.0]
     s1, t1, j1 = mk(sim, a)
-    s2 = Session(7, 1.5)
-    t2 = Thread(sim, s2, a)
+    s2 = Session.new(7, 1.5)
+    t2 = Thread.new(sim, s2, a)
     l2 = Thread.fork(sim, s2, a, 2)
-    j2 = Job(t2, None, 2.0, 1, 1.5, 3)
+    j2 = Job.new(t2, None, 2.0, 1, 1.5, 3)
     assert _fields(s1) == _fields(s2)
     assert {k: v for k, v in _fields(t1).items() if k != "sess"} == \
         {k: v for k, v in _fields(t2).items() if k != "sess"}

@@ -194,7 +194,7 @@ class Twin:
         """Apply ``op``; what it answered (a fit, a grow's fit)."""
         pool, kind = self.pool, op[0]
         if kind == "arrive":
-            s = Session(len(self.sessions), 0.0)
+            s = Session.new(len(self.sessions), 0.0)
             for cid, n in op[1]:
                 add_content(s, float(cid), float(n))
             self.sessions.append(s)
@@ -458,7 +458,7 @@ def test_the_slot_of_a_block_is_its_prefix():
     pool = RunPool(sim, 0, sim.program.pools[0])
 
     def names(content, sid, n):
-        s = Session(sid, 0.0)
+        s = Session.new(sid, 0.0)
         for cid, k in content:
             add_content(s, float(cid), float(k))
         return [(g, j) for g, a, b in pool._slots(s, 0, n) for j in range(a, b)]

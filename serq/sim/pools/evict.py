@@ -72,7 +72,7 @@ class Eviction:
         if now >= self.warmup:
             pool.spills += 1
         self.job_seq += 1
-        job = Job(None, via, w, 0, now, self.job_seq)
+        job = Job.new(None, via, w, 0, now, self.job_seq)
         job.cb = self.spill_done
         job.cb_arg = (to, e.sess, units)
         if w == 0:

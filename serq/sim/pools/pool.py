@@ -227,7 +227,7 @@ class Pool:
     # -- time averages -------------------------------------------------------
     def tick(self, now: float) -> None:
         dt = now - self.t_acc
-        if dt > 0:
+        if dt > 0.0:
             self.acc_used += self.used * dt
             self.acc_cached += self.cached * dt
             self.acc_queue += self.nqueued * dt
@@ -351,7 +351,7 @@ class Pool:
         """``tick(now)`` then ``grow(pa, need)``, in one call (an engine's
         residents grow a block every few iterations)."""
         dt = now - self.t_acc
-        if dt > 0:
+        if dt > 0.0:
             self.acc_used += self.used * dt
             self.acc_cached += self.cached * dt
             self.acc_queue += self.nqueued * dt
