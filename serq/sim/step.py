@@ -722,7 +722,11 @@ class StepStage(Stage):
                 pa.pos += n
                 pa.hold.grown = True
             if j.mode == MODE_DECODE:
-                sim.client_decode(j.thread, n)
+                sess = j.thread.sess
+                if sess.in_turn and sess.first is not None:
+                    sess.outs += n      # (client_decode's usual case, written out)
+                else:
+                    sim.client_decode(j.thread, n)
         self.served_total += served
         awaited = self.awaiting
         if awaited:

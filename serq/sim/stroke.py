@@ -244,9 +244,12 @@ def refused(stage, head, budget, chunk, nres: int, kvb: float) -> bool:
     the step-by-step path would try it (after each resident's token, with
     the plan's budget left, the context set as the iteration sets it)?  A
     fault is the step-by-step path's to report: not refused."""
-    left = budget
-    for _ in range(nres):
-        left -= 1.0
+    if budget % 1.0 == 0.0 and -_BIG < budget < _BIG:
+        left = budget - float(nres)      # exact: whole numbers below 2**50
+    else:
+        left = budget
+        for _ in range(nres):
+            left -= 1.0
     if left <= 0:
         return True               # no admission is tried
     sim = stage.sim
@@ -461,6 +464,7 @@ def advance(stage) -> None:
     cross = []
     names = []          # (the iteration at which a resident names its next block, its place, its hold)
     exact_kv = True     # every allocation and growth a whole number of units
+    plain_pool = None   # the last pool found _plain
     for r, j in enumerate(res):
         pa = j.pa
         if pa is not None:
@@ -468,8 +472,10 @@ def advance(stage) -> None:
                     pa.alloc >= _BIG:
                 return
             pool = pa.pool
-            if not _plain(pool):
-                return
+            if pool is not plain_pool:
+                if not _plain(pool):
+                    return
+                plain_pool = pool
             if pool.shared and pa.hold.st.f_cache is not None:
                 # its blocks are named as scheduled: the next one holds a
                 # token of its own, the ones before it are named already
@@ -488,11 +494,18 @@ def advance(stage) -> None:
         sess = j.thread.sess
         if sess.in_turn and (sess.outs % 1.0 != 0.0 or sess.outs >= _BIG):
             return
-        a = stage.mem_alloc(j)
+        # its memory (stage.mem_alloc, written out: the same sum in the same
+        # order), and at most one of its allocations there unreleased
+        a = 0.0
         if mem_pid is not None:
+            pas = j.mem_pas
+            if pas is None:
+                stage.mem_alloc(j)
+                pas = j.mem_pas
             k = 0
-            for x in j.mem_pas:
+            for x in pas:
                 if not x.released:
+                    a += x.alloc
                     k += 1
             if k > 1:
                 return
