@@ -60,9 +60,9 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $(BENCH_STAMP)
 
 # Every figure of issues 14 and 22 with its ratio measured in one run; QUICK=1
-# for the short version (bench/bench.py --quick).
+# for the short version (bench/bench.py --quick), PROFILE=1 for where each run's time goes.
 bench: install $(BENCH_STAMP)
-	$(BIN)/python bench/bench.py $(if $(QUICK),--quick,)
+	$(BIN)/python bench/bench.py $(if $(QUICK),--quick,) $(if $(PROFILE),--profile,)
 
 # A 3 x 2 x 5 sweep of the vLLM program with --jobs 1, --jobs 2 and --dask local.
 bench-sweep: install

@@ -25,7 +25,11 @@ others load moves less than the wall's.
 
 and, last, each of issue 22's targets with the figure measured.
 
-    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g]
+    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g] [--profile]
+
+``--profile`` (``make bench PROFILE=1``): after (a), (b), (c) and (e)'s
+timed runs, one more under cProfile, its time by the simulator's parts and
+its functions of most own time (bench/where.py).
 
 Imports are outside the timings of (a)-(c) (SimPy's, serq's machine module,
 numpy, which a long run imports on first use), and so is linking, except in
@@ -54,6 +58,7 @@ import numpy  # noqa: E402,F401  (imported by a long run on first use)
 
 RUST_DIR = os.path.join(HERE, "rust")
 TARGETS = []     # (what, figure, target, met) in the order measured
+PROFILE = []     # [True] with --profile: where each case's time goes (bench/where.py)
 
 
 def target(what: str, figure: str, goal: str, met) -> None:
@@ -92,6 +97,13 @@ def rust_timed(P, deployment: str, workload: str, runs: int, **kw):
     return statistics.median(walls), json.loads(out.json())
 
 
+def _where(label: str, prog) -> None:
+    """With --profile: where a run of ``prog`` spends its time (bench/where.py)."""
+    if PROFILE:
+        import where
+        where.report(label, simulate, prog, samples=False)
+
+
 def timed(prog, runs: int, strokes: bool = True):
     """The median wall time of `runs` runs, and the last run's report."""
     walls = []
@@ -112,6 +124,7 @@ def engine_case(label: str, prog, runs: int, rust=None) -> float:
     and report) the Rust serQ; serq's median wall time."""
     wall, r = timed(prog, runs)
     cpu = CPU["serq"]
+    _where(label.split(",")[0], prog)
     slow, r2 = timed(prog, runs, strokes=False)
     same = r.text() == r2.text()
     d = r.data()
@@ -222,6 +235,7 @@ def case_c(runs: int, quick: bool) -> None:
     prog = compile_file(os.path.join(ROOT, "examples", "single-turn", "mg1.sq"), horizon=h, warmup=0.0, seed=1)
     wall, r = timed(prog, runs)
     cpu = CPU["serq"]
+    _where("(c) M/M/1", prog)
     d = r.data()
     reqs = d["client"]["response"]["count"]
     eps = d["run"]["events"] / wall
@@ -273,6 +287,9 @@ def case_e(runs: int, quick: bool) -> None:
         serq_times.append(dt)
     ms = statistics.median(serq_times)
     print(f"  serQ (link, sessions, run): {ms:7.3f} s  ({ours['steps']} steps, {ours['preemptions']} preemptions)")
+    if PROFILE:
+        import where
+        where.report("(e) link, sessions, run", PB.serq_replay)
     if not vllm:
         print("  vLLM's scheduler: .venv-vllm is not built (make vllm-env)")
         target("(e) Mooncake replay", f"serQ {ms:.2f} s; vLLM not measured (.venv-vllm absent)",
@@ -348,6 +365,8 @@ def case_g(runs: int, quick: bool) -> None:
 
 def main(argv) -> int:
     quick = "--quick" in argv
+    if "--profile" in argv:
+        PROFILE.append(True)
     runs = 1 if quick else 3
     only = "abcdefg"
     for k, a in enumerate(argv):
