@@ -58,7 +58,7 @@ import numpy  # noqa: E402,F401  (imported by a long run on first use)
 
 RUST_DIR = os.path.join(HERE, "rust")
 TARGETS = []     # (what, figure, target, met) in the order measured
-PROFILE = []     # [True] with --profile: where each case's time goes (bench/where.py)
+PROFILE = False  # --profile: where each case's time goes (bench/where.py)
 
 
 def target(what: str, figure: str, goal: str, met) -> None:
@@ -97,11 +97,11 @@ def rust_timed(P, deployment: str, workload: str, runs: int, **kw):
     return statistics.median(walls), json.loads(out.json())
 
 
-def _where(label: str, prog) -> None:
-    """With --profile: where a run of ``prog`` spends its time (bench/where.py)."""
+def _where(label: str, fn, *args, **kw) -> None:
+    """With --profile: where ``fn(*args, **kw)`` spends its time (bench/where.py)."""
     if PROFILE:
         import where
-        where.report(label, simulate, prog, samples=False)
+        where.report(label, fn, *args, **kw)
 
 
 def timed(prog, runs: int, strokes: bool = True):
@@ -124,7 +124,7 @@ def engine_case(label: str, prog, runs: int, rust=None) -> float:
     and report) the Rust serQ; serq's median wall time."""
     wall, r = timed(prog, runs)
     cpu = CPU["serq"]
-    _where(label.split(",")[0], prog)
+    _where(label.split(",")[0], simulate, prog, samples=False)
     slow, r2 = timed(prog, runs, strokes=False)
     same = r.text() == r2.text()
     d = r.data()
@@ -235,7 +235,7 @@ def case_c(runs: int, quick: bool) -> None:
     prog = compile_file(os.path.join(ROOT, "examples", "single-turn", "mg1.sq"), horizon=h, warmup=0.0, seed=1)
     wall, r = timed(prog, runs)
     cpu = CPU["serq"]
-    _where("(c) M/M/1", prog)
+    _where("(c) M/M/1", simulate, prog, samples=False)
     d = r.data()
     reqs = d["client"]["response"]["count"]
     eps = d["run"]["events"] / wall
@@ -287,9 +287,7 @@ def case_e(runs: int, quick: bool) -> None:
         serq_times.append(dt)
     ms = statistics.median(serq_times)
     print(f"  serQ (link, sessions, run): {ms:7.3f} s  ({ours['steps']} steps, {ours['preemptions']} preemptions)")
-    if PROFILE:
-        import where
-        where.report("(e) link, sessions, run", PB.serq_replay)
+    _where("(e) link, sessions, run", PB.serq_replay)
     if not vllm:
         print("  vLLM's scheduler: .venv-vllm is not built (make vllm-env)")
         target("(e) Mooncake replay", f"serQ {ms:.2f} s; vLLM not measured (.venv-vllm absent)",
@@ -365,8 +363,8 @@ def case_g(runs: int, quick: bool) -> None:
 
 def main(argv) -> int:
     quick = "--quick" in argv
-    if "--profile" in argv:
-        PROFILE.append(True)
+    global PROFILE
+    PROFILE = "--profile" in argv
     runs = 1 if quick else 3
     only = "abcdefg"
     for k, a in enumerate(argv):
