@@ -285,3 +285,20 @@ def test_the_mooncake_replay_takes_strokes_and_agrees():
     p = compile_file(os.path.join(ROOT, "examples", "replay", "mooncake.sq"), horizon=300.0, arrivals=120)
     same(*both(p))
     assert stroked(p) > 0
+
+
+def test_a_large_busy_engine_leaves_strokes_that_miss_untried_and_agrees():
+    """An engine of up to 256 residents under a steady stream of arrivals: a
+    stroke misses at nearly every iteration (an arrival, or a resident's last
+    token, comes first), so most attempts are left to the step-by-step path
+    untried (serq.sim.stroke.advance) — and the run is the same, byte for
+    byte, with strokes still taken where they can be."""
+    src = VLLM.format(lib=os.path.join(ROOT, "examples", "lib", "vllm.sq"), blocks=40000, bs=16, seqs=256,
+                      budget=8192, lam=100.0, n=200, o=400, c0=0, beta=0.000000002)
+    p = compile_source(src, "busy.sq", horizon=8.0, warmup=1.0, seed=3)
+    same(*both(p))
+    sim = Sim(p)
+    sim.run()
+    s = sim.step_stages[0]
+    assert max(len(r["tokens"]) for r in simulate(p, step_log=True).step_log) == 256
+    assert s.stroke_untried > 0.2 * s.it and s.stroke_iters > 0.2 * s.it, (s.stroke_untried, s.stroke_iters, s.it)
