@@ -135,7 +135,7 @@ class StepStage(Stage):
         self.head_memo = {}     # hold statement -> what its refusal reads (serq.sim.stroke)
         self.stroke_iters = 0   # iterations advanced in strokes (for the tests and the benchmark)
         self.stroke_past_head = 0   # ... of them with a head waiting that they could not admit
-        self.stroke_misses = 0      # strokes in a row that read every resident and took nothing
+        self.stroke_misses = 0      # strokes in a row that read the residents and took nothing
         self.stroke_skip = 0        # attempts left to the step-by-step path untried (serq.sim.stroke.advance)
         self.stroke_untried = 0     # ... so far (for the tests)
 

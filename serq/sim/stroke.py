@@ -336,6 +336,8 @@ def _integral(x: float) -> bool:
 
 
 _REM = operator.attrgetter("rem")
+_MODE = operator.attrgetter("mode")
+_MANY = 16      # residents from which a C-level pass finds the commonest misses sooner
 _BIG = 2.0 ** 50              # whole counts below it move by whole amounts exactly
 
 
@@ -417,7 +419,7 @@ def _run_in_binade(t: float, c: float, kmax: int, lim: float):
     return s, float(m) * u, float(T + s * m) * u
 
 
-_MISSED = object()      # a stroke that read every resident and took no iteration
+_MISSED = object()      # a stroke that read its residents one by one and took no iteration
 
 
 def advance(stage) -> None:
@@ -425,28 +427,34 @@ def advance(stage) -> None:
     the engine where the step-by-step path would be before the iteration the
     stroke stops at (which the caller then runs as usual).
 
-    A stroke that reads every resident and then takes no iteration costs
-    about half an iteration of the step-by-step path (an engine of hundreds
-    of residents, busy with arrivals, misses at nearly every iteration): after
-    the second such miss in a row the next 1, 3, 7, then 15 iterations are
-    left to the step-by-step path untried, until a stroke takes an iteration
-    again.  Which iterations a stroke takes never changes what the run does
-    (the stroke ends where the step-by-step path would be), only how fast."""
+    A stroke that reads its residents one by one and then takes no
+    iteration costs about half an iteration of the step-by-step path.  An
+    engine of hundreds of residents busy with arrivals misses at nearly every
+    iteration: there (more than _MANY residents), after the third such miss
+    in a row the next 1, 3, 7, then 15 iterations are left to the
+    step-by-step path untried, until a stroke takes an iteration again.  (A
+    miss among a few residents costs little beside the iteration's fixed
+    work, and what is found in one C-level pass over many — one whose last
+    token is next, one that does not decode — is no miss.)  Which iterations
+    a stroke takes never changes what the run does (the stroke ends where
+    the step-by-step path would be), only how fast."""
     if stage.stroke_skip:
         stage.stroke_skip -= 1
         stage.stroke_untried += 1
         return
     took = _stroke(stage)
-    if took is _MISSED:
+    if took is _MISSED and len(stage.residents) > _MANY:
         stage.stroke_misses = m = stage.stroke_misses + 1
-        stage.stroke_skip = (1 << min(m - 1, 4)) - 1
+        if m >= 3:
+            stage.stroke_skip = (1 << min(m - 2, 4)) - 1
     elif took:
         stage.stroke_misses = 0
 
 
 def _stroke(stage):
     """advance()'s stroke: True where it took an iteration, _MISSED where it
-    read every resident and took none, None where it stopped before."""
+    read its residents one by one and took none, None where it stopped
+    before."""
     sim = stage.sim
     res = stage.residents
     if not res or stage.claims_every or sim.ready:
@@ -474,12 +482,15 @@ def _stroke(stage):
     # whether its run's growth adds to it, and the heap of its growth (the
     # iteration at which each next needs a block, its place in the serving
     # order, its hold's allocation)
-    if min(map(_REM, res)) < 2.0:
-        return          # a resident's last token is the next iteration's (the loop below would find it)
+    # (what the loops below would find first, found in C where there are
+    # many residents: one whose last token is the next iteration's, one that
+    # does not decode)
+    if n > _MANY and (min(map(_REM, res)) < 2.0 or [*map(_MODE, res)].count(MODE_DECODE) != n):
+        return
     for j in res:       # first what is cheap to read
         rem = j.rem
         if not j.alive or j.mode != MODE_DECODE or rem % 1.0 != 0.0 or rem >= _BIG:
-            return
+            return _MISSED
         if rem - 1.0 < m_cap:
             m_cap = rem - 1.0           # the last token is the step-by-step path's
     cap_ev = sim.limits.max_events
@@ -500,11 +511,11 @@ def _stroke(stage):
         if pa is not None:
             if pa.released or pa.pos % 1.0 != 0.0 or pa.alloc % 1.0 != 0.0 or pa.pos >= _BIG or \
                     pa.alloc >= _BIG:
-                return
+                return _MISSED
             pool = pa.pool
             if pool is not plain_pool:
                 if not _plain(pool):
-                    return
+                    return _MISSED
                 plain_pool = pool
             if pool.shared and pa.hold.st.f_cache is not None:
                 # its blocks are named as scheduled: the next one holds a
@@ -514,7 +525,7 @@ def _stroke(stage):
                 sess = j.thread.sess
                 if stage.stroke_reads_cached or k < pa.pos // bs or not ((k + 1) * bs > _content_len(sess)) or \
                         (head is not None and head.sess is sess):
-                    return
+                    return _MISSED
                 names.append((int((k + 1) * bs - pa.pos - 1), r, pa))
             cross.append((int(pa.alloc - pa.pos), r, pa))
             if exact_kv:
@@ -523,7 +534,7 @@ def _stroke(stage):
                     exact_kv = False
         sess = j.thread.sess
         if sess.in_turn and (sess.outs % 1.0 != 0.0 or sess.outs >= _BIG):
-            return
+            return _MISSED
         # its memory (stage.mem_alloc, written out: the same sum in the same
         # order), and at most one of its allocations there unreleased
         a = 0.0
@@ -538,13 +549,13 @@ def _stroke(stage):
                     a += x.alloc
                     k += 1
             if k > 1:
-                return
+                return _MISSED
         allocs.append(a)
         in_kv.append(pa is not None and pa.pool is mem)
         if exact_kv and not (a % 1.0 == 0.0 and -_BIG < a < _BIG):
             exact_kv = False
     if not _integral(stage.served_total):
-        return
+        return _MISSED
 
     heap = sim.heap
     te = heap[0][0] if heap else math.inf
