@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml tools/clone_path.py | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test check golden bench bench-sweep bench-prefix bench-drt oracle-ir vllm-env vllm-env-0.19 sglang-env sglang-oracle lean clean metrics fuzz
+.PHONY: install demo test check golden bench bench-instructions bench-sweep bench-prefix bench-drt oracle-ir vllm-env vllm-env-0.19 sglang-env sglang-oracle lean clean metrics fuzz
 
 $(STAMP): pyproject.toml tools/clone_path.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -63,6 +63,12 @@ $(BENCH_STAMP): $(STAMP)
 # for the short version (bench/bench.py --quick), PROFILE=1 for where each run's time goes.
 bench: install $(BENCH_STAMP)
 	$(BIN)/python bench/bench.py $(if $(QUICK),--quick,) $(if $(PROFILE),--profile,)
+
+# The instructions one run of (a), (b), (c) and (h) executes (valgrind's
+# cachegrind: a figure the machine's load does not move); BASE=DIR beside the
+# serq of another tree, QUICK=1 for short runs.
+bench-instructions: install
+	$(BIN)/python bench/instructions.py $(if $(BASE),--base $(BASE),) $(if $(QUICK),--quick,)
 
 # A 3 x 2 x 5 sweep of the vLLM program with --jobs 1, --jobs 2 and --dask local.
 bench-sweep: install

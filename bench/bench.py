@@ -22,10 +22,14 @@ others load moves less than the wall's.
 (g) a sweep's configurations per minute with ``--jobs 1`` and ``--jobs 2``
     (the 2 x 2 x 3 sweep of examples/multi-turn/vllm.sq at horizon 200,
     each the whole command as a user types it);
+(h) (a)'s program as a large engine (256 sequences, 30 000 blocks, 40
+    arrivals/s, horizon 120: about 200 residents an iteration, arrivals
+    every few iterations), strokes against ``--no-strokes``: strokes that
+    cannot take an iteration must not make the run slower;
 
 and, last, each of issue 22's targets with the figure measured.
 
-    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g] [--profile]
+    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g,h] [--profile]
 
 ``--profile`` (``make bench PROFILE=1``): after (a), (b), (c) and (e)'s
 timed runs, one more under cProfile, its time by the simulator's parts and
@@ -159,6 +163,15 @@ def case_a(runs: int, quick: bool) -> None:
         (lambda: rust_timed(P, "vllm_overview.sq", "overview_workload.sq", runs, horizon=h, seed=1))
     ratio = engine_case(f"(a) bench/vllm_overview.sq, horizon {h:g}", prog, runs, rust)
     _rust_verdict("a", f"(a) multi-turn vLLM, horizon {h:g}", ratio)
+
+
+def case_h(runs: int, quick: bool) -> None:
+    from serq.link import compile_file
+    h = 30.0 if quick else 120.0
+    prog = compile_file(os.path.join(HERE, "vllm_overview.sq"), horizon=h, seed=1,
+                        sets={"max_seqs": "256", "blocks": "30000", "Lambda": "40"})
+    engine_case(f"(h) bench/vllm_overview.sq with 256 sequences, 30 000 blocks, 40 arrivals/s, horizon {h:g}",
+                prog, runs)
 
 
 def _trace_csv(t: dict, path: str) -> None:
@@ -366,7 +379,7 @@ def main(argv) -> int:
     global PROFILE
     PROFILE = "--profile" in argv
     runs = 1 if quick else 3
-    only = "abcdefg"
+    only = "abcdefgh"
     for k, a in enumerate(argv):
         if a == "--runs" and k + 1 < len(argv):
             runs = int(argv[k + 1])
@@ -374,7 +387,7 @@ def main(argv) -> int:
             only = argv[k + 1].replace(",", "")
     print(f"serq benchmark, medians of {runs} run{'s' if runs > 1 else ''}" + (" (quick)" if quick else "") +
           f"; {load()}")
-    cases = {"a": case_a, "b": case_b, "c": case_c, "d": case_d, "e": case_e, "f": case_f, "g": case_g}
+    cases = {"a": case_a, "b": case_b, "c": case_c, "d": case_d, "e": case_e, "f": case_f, "g": case_g, "h": case_h}
     for c in only:
         cases[c](runs, quick)
         sys.stdout.flush()
