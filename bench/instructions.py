@@ -4,7 +4,7 @@ valgrind's cachegrind: a figure that does not move with the machine's load
 minute to the next), so that a change to the simulator can be measured in
 one pass, before against after.
 
-    .venv/bin/python bench/instructions.py [--only a,b,c,h] [--base DIR] [--repeat N] [--quick]
+    .venv/bin/python bench/instructions.py [--only a,b,c,e,h] [--base DIR] [--repeat N] [--quick]
 
 Each case is linked once, here, and its IR written to a file; it is counted
 as the instructions of a process that reads that IR and simulates it twice,
@@ -22,9 +22,12 @@ before the change: ``git worktree add /tmp/base HEAD~1``), and the change.
 
 (a) bench/vllm_overview.sq at horizon 600; (b) the replay of bench/traces.py's
 first 100 sessions; (c) the M/M/1 of examples/single-turn/mg1.sq at horizon
-20 000; (h) the overview's program as a large engine (256 sequences, 30 000
-blocks, 40 arrivals/s) at horizon 30.  Under valgrind each takes 20-60 s
-(``--quick``: each about a tenth of the run, a few seconds).
+20 000; (e) the Mooncake replay of bench/prefix_bench.py, its first 500
+requests (a content-addressed pool under a full cache; skipped, saying why,
+where Mooncake's trace is absent); (h) the overview's program as a large
+engine (256 sequences, 30 000 blocks, 40 arrivals/s) at horizon 30.  Under
+valgrind each takes 20-90 s (``--quick``: each about a tenth of the run, a few
+seconds).
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CASES = "abch"
+CASES = "abceh"
 
 
 def program(case: str, quick: bool = False):
-    """The case's linked program (``quick``: a tenth of it or so)."""
+    """The case's linked program (``quick``: a tenth of it or so); None where
+    its data is absent."""
     from serq.link import compile_file
     if case == "a":
         return compile_file(os.path.join(HERE, "vllm_overview.sq"), horizon=60.0 if quick else 600.0, seed=1)
@@ -56,6 +60,16 @@ def program(case: str, quick: bool = False):
     if case == "c":
         return compile_file(os.path.join(ROOT, "examples", "single-turn", "mg1.sq"), horizon=2_000.0 if quick else 20_000.0,
                             warmup=0.0, seed=1)
+    if case == "e":
+        sys.path.insert(0, HERE)
+        import prefix_bench
+        from serq.oracle.programs import mooncake_program
+        from serq.oracle import mooncake
+        spec = prefix_bench.spec()
+        if not os.path.exists(spec["trace"]):
+            return None
+        spec = dict(spec, count=100 if quick else 500)
+        return mooncake_program(mooncake.check(spec, prefix_bench.SPEC, os.path.dirname(prefix_bench.SPEC)))
     if case == "h":
         return compile_file(os.path.join(HERE, "vllm_overview.sq"), horizon=5.0 if quick else 30.0, seed=1,
                             sets={"max_seqs": "256", "blocks": "30000", "Lambda": "40"})
@@ -119,8 +133,13 @@ def main(argv: list) -> int:
     with tempfile.TemporaryDirectory(prefix="serq-instructions-") as tmp:
         for case in only:
             ir_path = os.path.join(tmp, f"{case}.json")
+            prog = program(case, quick)
+            if prog is None:
+                import prefix_bench
+                print(f"  ({case}) skipped: Mooncake's trace is not there ({prefix_bench.trace_path()})")
+                continue
             with open(ir_path, "w", encoding="utf-8") as f:
-                f.write(ir.dumps(program(case, quick)))
+                f.write(ir.dumps(prog))
             now = one_run(ROOT, ir_path, repeat)
             if base is None:
                 print(f"  ({case}) {now / 1e6:10.1f} M")

@@ -642,6 +642,16 @@ def _stroke(stage):
     # or the head read what the growth changes before the admission
     recheck = head is not None and (head.kind == GROWTH or bool(head.cached))
     recheck_before = recheck and (head.kv or not plan_static)
+    # what a still head reads of a content-addressed pool's cache changes
+    # only with the pool's index, whose version is compared below whichever
+    # of the head's pools it is: its `cachedin` is read again only where it
+    # reads another kind of pool's (a session's kept units)
+    watch = shared_head
+    read_cached = recheck and head.kind != GROWTH
+    if read_cached:
+        pools = sim.pools
+        watch += tuple(pools[k] for k in sorted(head.cached) if pools[k].shared and pools[k] not in shared_head)
+        read_cached = not all(pools[k].shared for k in head.cached)
     acc_n = acc_busy = None        # read once the first iteration is the stroke's
     i = 0
     m_cap = int(m_cap)
@@ -720,16 +730,17 @@ def _stroke(stage):
             if crossing:
                 sim.now = t
                 ctx[C_NOW] = t
-                if recheck and head.kind != GROWTH:
+                if read_cached:
                     was = head.cached_now(sim)
-                if shared_head:
-                    vers = [p.version for p in shared_head]
+                if watch:
+                    vers = [p.version for p in watch]
                 for (_, r, pa), d in zip(crossing, grow):
                     pa.pool.grow_at(pa, d, t)
                     push(cross, (int(pa.alloc - pa.pos), r, pa))
                 if head is not None and (
-                        (recheck and (head.kind == GROWTH or head.cached_now(sim) != was)) or
-                        (shared_head and vers != [p.version for p in shared_head])) and \
+                        (recheck and head.kind == GROWTH) or
+                        (watch and vers != [p.version for p in watch]) or
+                        (read_cached and head.cached_now(sim) != was)) and \
                         not refused(stage, head, plan[0], plan[1], n, kvb):
                     # the step-by-step path admits the head in this iteration:
                     # it takes the iteration over from here, the growth done
