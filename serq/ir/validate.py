@@ -32,7 +32,7 @@ from typing import Callable, Iterable, Optional
 from ..diag import Collector, Diagnostic, SerqError, Span
 from ..records import dataclass
 from . import model as M
-from .expr import children, const_value, dist_problem, is_constant, strip_cost, walk
+from .expr import children, const_value, dist_problem, is_constant, strip_cost, truth, walk
 from .moments import CTX_SPELLING, MOMENTS, QUERY_SPELLING, Moment
 
 
@@ -262,11 +262,14 @@ class Checker:
                    regs_ok: frozenset = frozenset(), budget_self: Optional[int] = None) -> None:
         """Check ``e`` at ``moment``.  ``stage`` is the step stage the moment
         belongs to (for registers); ``budget_self`` a stage whose budget_left
-        may not be read here."""
+        may not be read here.  A draw in the side of a conditional that a
+        constant condition never takes is never drawn: its parameters are not
+        held to its distribution's domain (``mg1.sq``'s ``cv2 == 0 ? ~det(S) :
+        ~h2(S, cv2)`` at cv2 0)."""
         p = self.p
-        stack = [e]
+        stack = [(e, False)]
         while stack:
-            x = stack.pop()
+            x, dead = stack.pop()
             t = type(x)
             if t is M.ENum:
                 if isinstance(x.value, float) and math.isnan(x.value):
@@ -295,7 +298,7 @@ class Checker:
                     self.problem("E910", f"unknown distribution {x.dist!r}", x)
                 elif len(x.args) != M.DISTS[x.dist]:
                     self.problem("E910", f"~{x.dist.lower()} takes {M.DISTS[x.dist]} arguments", x)
-                else:
+                elif not dead:
                     self.const_draw(x)
                 if not moment.draws:
                     self.problem("E505", f"a draw is not allowed in {moment.description}", x,
@@ -330,8 +333,8 @@ class Checker:
                             self.problem("E508", "budget_left of an engine cannot be read by that "
                                          "engine's own tokens cap, each at most or schedule", x)
                 if t is M.EPrice:
-                    stack.append(x.s_hit)
-                    stack.append(x.ds)
+                    stack.append((x.s_hit, dead))
+                    stack.append((x.ds, dead))
                 continue  # the index was checked by check_ref
             elif t is M.EUnary:
                 if x.op not in M.UNOPS:
@@ -359,7 +362,11 @@ class Checker:
             elif t is M.ECost:
                 for tg in x.targets:
                     self.check_target(tg)
-            stack.extend(children(x))
+            if t is M.ECond and (c := const_value(x.cond)) is not None:
+                taken = x.then if truth(c) else x.other
+                stack.extend((y, dead or y is not taken and y is not x.cond) for y in children(x))
+            else:
+                stack.extend((y, dead) for y in children(x))
 
     # -- cost types ----------------------------------------------------------
     def type_of(self, e: M.Expr):

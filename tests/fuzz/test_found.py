@@ -90,6 +90,23 @@ def test_an_h2_below_an_exponential_does_not_run_as_one():
         "  = help: `~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`")
 
 
+def test_a_draw_a_constant_condition_never_takes_is_not_held_to_its_domain():
+    """mg1.sq says `cv2 = 0 is deterministic (M/D/1)`, but `--set cv2=0` was refused: E408 for the
+    `~h2(S, 0)` of `cv2 == 0 ? ~det(S) : ~h2(S, cv2)`, a draw the run never makes."""
+    r = simulate(compile_file("examples/single-turn/mg1.sq", sets={"cv2": "0"}, horizon=200))
+    svc = r.data()["stages"][0]
+    assert (svc["name"], svc["completed"], svc["service"]) == ("svc", 177, 1.0)
+    # the side a constant condition takes is still held to it
+    src = open("examples/single-turn/mg1.sq", encoding="utf-8").read().replace("cv2 == 0 ?", "cv2 == 1 ?")
+    assert _err(lambda: compile_source(src, "mg1.sq", sets={"cv2": "0"}, horizon=10)) == (
+        "mg1.sq:17:41: error[E408]: the squared coefficient of variation of `~h2` is from 1 "
+        "to 1e15, not 0 (below 1, `~erlang` varies less than an exponential)\n"
+        "   |\n"
+        "17 |     turn { set s = cv2 == 1 ? ~det(S) : ~h2(S, cv2); }\n"
+        "   |                                         ^^^^^^^^^^^\n"
+        "  = help: `~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`")
+
+
 def test_a_computed_draw_outside_its_domain_stops_the_run_there():
     p = _source(SVC + "  workload { arrive poisson(1); turn { set x = 2.5; } }\n"
                 "  server { set s = ~erlang(x, 1); run svc (cost(svc, s)); }\n}\n")
