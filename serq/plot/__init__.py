@@ -166,6 +166,10 @@ def table(source, x: str, y: str, by: Optional[str] = None, where: Optional[dict
             name = ", ".join(p for p in (label, f"{by} = {_fmt(g)}" if by else None) if p) or \
                 f"{stat} over seeds"
             series.append((name, by_x))
+    if logx and numeric_x:
+        _positive(all_x, "--logx", x)
+    if logy:
+        _positive([v for _, by_x in series for ys in by_x.values() for v, _ in ys], "--logy", y)
     fig, (ax,) = _figure()
     order = list(dict.fromkeys(all_x))
     pos = {v: i for i, v in enumerate(order)}
@@ -211,6 +215,13 @@ UNSTABLE = "unstable seed (still growing or stuck)"
 
 def _finite(v) -> bool:
     return v is not None and v == v
+
+
+def _positive(values, flag: str, what: str) -> None:
+    """A log axis shows only values above 0: none is refused (matplotlib
+    would warn and draw an empty axis)."""
+    if not any(_is_num(v) and v > 0 for v in values):
+        raise _err(f"{flag} needs positive values of {what}, and it has none")
 
 
 def _tables(source, labels) -> list:
@@ -426,7 +437,11 @@ def samples(source, *, name: Optional[str] = None, bins=40, logx: bool = False):
         pos = allv[allv > 0]
         if not len(pos):
             raise _err("--logx needs positive samples")
-        edges = np.geomspace(pos.min(), pos.max(), bins + 1)
+        lo, hi = float(pos.min()), float(pos.max())
+        if lo == hi:        # one value: the half-decade each side of it (a linear axis's ±0.5)
+            lo, hi = lo / 10 ** 0.5 or lo, hi * 10 ** 0.5
+        # (geomspace's rounding may put an inner edge above the next: 0.3 to 0.3)
+        edges = np.maximum.accumulate(np.geomspace(lo, hi, bins + 1))
     else:
         edges = np.histogram_bin_edges(allv, bins=bins)
     one = len(series) == 1
@@ -471,8 +486,8 @@ def gauge(source, *, name: Optional[str] = None, logy: bool = False):
     series = _series(source, lambda p: [(r["time"], r["value"]) for r in _dump_csv(p, ("time", "value"))],
                      "gauge")
     name = name or _name(list(series), "value")
-    fig, (ax,) = _figure()
-    for i, (label, pts) in enumerate(series.items()):
+    lines = []
+    for label, pts in series.items():
         pts = _points(pts)
         off = sum(1 for t, v in pts if not (_plottable(t) and _plottable(v)))
         pts = [(t, v) for t, v in pts if _plottable(t) and _plottable(v)]
@@ -480,8 +495,11 @@ def gauge(source, *, name: Optional[str] = None, logy: bool = False):
             raise _err(f"{label or 'the gauge'} has no points to plot" + (f" ({_left_out(off)})" if off else ""))
         if off:
             label = f"{label or name} ({_left_out(off)})"
-        ts = [t for t, _ in pts]
-        vs = [v for _, v in pts]
+        lines.append((label, [t for t, _ in pts], [v for _, v in pts]))
+    if logy:
+        _positive([v for _, _, vs in lines for v in vs], "--logy", name)
+    fig, (ax,) = _figure()
+    for i, (label, ts, vs) in enumerate(lines):
         ax.step(ts, vs, where="post", color=f"C{i % 10}", label=label if label is not None else name)
     ax.set_xlabel("time")
     ax.set_ylabel(name)

@@ -148,3 +148,32 @@ def test_a_dump_file_that_is_not_one(tmp_path):
     with pytest.raises(serq.SerqError) as e:
         serq.plot.samples(str(bad))
     assert e.value.render().startswith(f"error[E973]: {bad}: the header has no `time`")
+
+
+@pytest.mark.parametrize("value", [5.0, 0.3])
+def test_a_log_histogram_of_one_value(value):
+    """`serq plot --samples F --logx` of samples all equal: an internal error
+    (numpy: "`bins` must increase monotonically"), as for 0.3 to 0.3 when
+    geomspace rounds an inner edge above the last.  The half-decade each side."""
+    hist, _ = serq.plot.samples([value, value], bins=4, logx=True).axes
+    edges = [p.get_x() for p in hist.patches] + [hist.patches[-1].get_x() + hist.patches[-1].get_width()]
+    assert edges[0] == pytest.approx(value / 10 ** 0.5) and edges[-1] == pytest.approx(value * 10 ** 0.5)
+    assert [p.get_height() for p in hist.patches] == [0, 0, 2, 0]
+
+
+def test_a_log_axis_with_nothing_above_zero_is_refused(table, tmp_path):
+    """matplotlib warned ("Data has no positive values, and therefore cannot
+    be log-scaled") and drew an empty axis; the histogram refused already."""
+    _, path = table
+    gauge = tmp_path / "g.csv"
+    gauge.write_text("time,value\n1,0\n2,-1\n")
+    out = tmp_path / "g.png"
+    r = CliRunner().invoke(main, ["plot", "--gauge", str(gauge), "--logy", "--out", str(out)])
+    assert (r.exit_code, r.output) == (1, "error[E973]: --logy needs positive values of g, and it has none\n")
+    assert not out.exists()
+    with pytest.raises(serq.SerqError) as e:
+        serq.plot.table(path, x="Lambda", y="run.stuck", by="B", logy=True)
+    assert e.value.render() == "error[E973]: --logy needs positive values of run.stuck, and it has none"
+    with pytest.raises(serq.SerqError) as e:
+        serq.plot.samples([0.0, -1.0], logx=True)
+    assert e.value.render() == "error[E973]: --logx needs positive samples"
