@@ -147,6 +147,13 @@ def _positive(ctx, param, value):
     return value
 
 
+def _seed(ctx, param, value):
+    from .ir.model import SEEDS, SEEDS_TEXT
+    if value is not None and not 0 <= value < SEEDS:
+        raise click.BadParameter(f"a seed is {SEEDS_TEXT}, not {value}")
+    return value
+
+
 def _nonneg(ctx, param, value):
     import math
     if value is not None and not (value >= 0 and math.isfinite(value)):
@@ -226,7 +233,7 @@ def _run_options(f):
     f = click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")(f)
     f = click.option("--warmup", type=float, callback=_nonneg, help="time discarded before recording")(f)
     f = click.option("--horizon", type=float, callback=_positive, help="the run's length")(f)
-    f = click.option("--seed", type=click.IntRange(min=0), help="random seed (default 1)")(f)
+    f = click.option("--seed", type=int, callback=_seed, help="random seed (default 1)")(f)
     return f
 
 
@@ -753,7 +760,7 @@ def _finite(ctx, param, value):
               help="the trace's requests (its lines)")
 @click.option("--rate", type=click.FloatRange(0, 1e6, min_open=True), default=3.0, show_default=True,
               callback=_finite, help="requests a second (Poisson arrivals)")
-@click.option("--seed", type=int, default=1, show_default=True, help="the seed of the draws")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="the seed of the draws")
 @click.option("--system", type=click.IntRange(0, 10_000_000), default=1024, show_default=True,
               help="the system prompt's tokens, the start of every conversation")
 @click.option("--input", "input_", type=click.FloatRange(0, 1e7), default=2000.0, show_default=True,

@@ -64,7 +64,7 @@ def read(path: str) -> Instance:
         seen[name] = span
         try:
             if name in SETTINGS:
-                inst.settings[name] = _setting(name, expr, path)
+                inst.settings[name] = _setting(name, expr, path, _source(text, expr.span))
             else:
                 inst.inputs[name] = _Located(expr, span)
                 inst.texts[name] = _source(text, expr.span)
@@ -75,7 +75,7 @@ def read(path: str) -> Instance:
     return inst
 
 
-def _setting(name: str, e: A.Expr, path: str):
+def _setting(name: str, e: A.Expr, path: str, written: str):
     if name == "trace":
         if not isinstance(e, A.Str):
             raise _err(e.span, "`trace` is a file name in quotes: `trace \"sessions.csv\";`")
@@ -88,9 +88,12 @@ def _setting(name: str, e: A.Expr, path: str):
     if name == "warmup" and not (v >= 0 and math.isfinite(v)):
         raise _err(e.span, f"the warm-up is a finite number ≥ 0, not {_fmt(v)}")
     if name == "seed":
-        if not (v >= 0 and v == math.floor(v) and v < 2 ** 63):
-            raise _err(e.span, f"a seed is a whole number ≥ 0, not {_fmt(v)}")
-        return int(v)
+        from .ir.model import SEEDS, SEEDS_TEXT
+        # (its digits, not the float it parses to: 9007199254740993 is no float's)
+        seed = int(written) if written.isdigit() else v
+        if not (0 <= seed < SEEDS and seed == math.floor(seed)):
+            raise _err(e.span, f"a seed is {SEEDS_TEXT}, not {written}")
+        return int(seed)
     if name == "arrivals":
         if not (v >= 1 and v == math.floor(v) and v <= 10 ** 9):
             raise _err(e.span, f"`arrivals` is a whole number ≥ 1, not {_fmt(v)}")

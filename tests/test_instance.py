@@ -106,3 +106,41 @@ def test_instance_file_errors_are_located(tmp_path):
     assert code == 1
     assert out.startswith(f"{bad}:1:19: error[E251]: `lamda`: the program declares no input `lamda`")
     assert "did you mean `lambda`?" in out
+
+
+def test_a_seed_is_below_2_to_the_64_and_read_to_its_last_digit(tmp_path):
+    """A seed's 64 bits seed the random streams (serq/sim/rng.py): seed 2^64
+    ran as seed 0 and said it was 2^64, and an instance's `seed 9007199254740993`
+    ran as 9007199254740992 (a float's), said so, and differed from `--seed
+    9007199254740993`.  Every way a seed is given takes it whole or refuses it."""
+    inst = tmp_path / "i.sq"
+    inst.write_text("run { horizon 10; seed 9007199254740993; }\n", encoding="utf-8")
+    assert read(str(inst)).settings["seed"] == 9007199254740993
+    by_file = cli("run", "examples/single-turn/mg1.sq", "--instance", str(inst), "--json")
+    by_flag = cli("run", "examples/single-turn/mg1.sq", "--horizon", "10", "--warmup", "0",
+                      "--seed", "9007199254740993", "--json")
+    assert by_file[0] == by_flag[0] == 0
+    strip = lambda out: {k: v for k, v in __import__("json").loads(out).items() if k != "made"}
+    assert strip(by_file[1]) == strip(by_flag[1])
+    inst.write_text("run { horizon 10; seed 18446744073709551616; }\n", encoding="utf-8")
+    with pytest.raises(SerqError) as e:
+        read(str(inst))
+    assert e.value.render() == (
+        f"{inst}:1:24: error[E120]: a seed is a whole number from 0 to 2^64 − 1, not 18446744073709551616\n"
+        "  |\n1 | run { horizon 10; seed 18446744073709551616; }\n  |                        ^^^^^^^^^^^^^^^^^^^^\n"
+        "  = help: an instance file is `run { horizon T; warmup W; seed N; NAME value; }`")
+    code, out = cli("run", "examples/single-turn/mg1.sq", "--horizon", "10", "--seed", "18446744073709551616")
+    assert (code, out.splitlines()[-1]) == (
+        2, "Error: Invalid value for '--seed': a seed is a whole number from 0 to 2^64 − 1, not 18446744073709551616")
+    import serq
+    with pytest.raises(SerqError) as e:
+        serq.load("examples/single-turn/mg1.sq").run(horizon=10, warmup=1, seed=2 ** 64)
+    assert e.value.render() == ("$.seed: error[E740]: seed must be a whole number from 0 to 2^64 − 1, "
+                                "not 18446744073709551616")
+    assert cli("run", "examples/single-turn/mg1.sq", "--horizon", "10", "--seed", str(2 ** 64 - 1))[0] == 0
+
+
+def test_a_generated_traces_seed_is_not_negative():
+    """`serq mooncake-trace --seed -1` was `--seed 1`'s trace (random.Random takes |seed|)."""
+    code, out = cli("mooncake-trace", "--requests", "1", "--seed", "-1")
+    assert (code, out.splitlines()[-1]) == (2, "Error: Invalid value for '--seed': -1 is not in the range x>=0.")

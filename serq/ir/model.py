@@ -521,6 +521,11 @@ class ABatch:
 # a content id (a session's `content`, a trace row's hash id): below 2^64
 CONTENT_IDS = 2 ** 64
 
+# a run's seed: a whole number below 2^64, the 64 bits its random streams are
+# seeded from (serq/sim/rng.py); a larger one would be some smaller one's run
+SEEDS = 2 ** 64
+SEEDS_TEXT = "a whole number from 0 to 2^64 − 1"
+
 
 @dataclass(frozen=True)
 class SessionSpec:

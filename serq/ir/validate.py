@@ -975,8 +975,8 @@ class Checker:
         elif p.warmup >= p.horizon and p.horizon > 0:
             self.problem("E740", f"warmup {_fmt(p.warmup)} must be below the horizon {_fmt(p.horizon)}",
                          field="$.warmup")
-        if p.seed < 0:
-            self.problem("E740", "seed must be ≥ 0", field="$.seed")
+        if not 0 <= p.seed < M.SEEDS:
+            self.problem("E740", f"seed must be {M.SEEDS_TEXT}, not {p.seed}", field="$.seed")
         if p.arrivals is not None:
             if p.arrivals < 1:
                 self.problem("E740", "arrivals must be a positive whole number", field="$.arrivals")

@@ -13,6 +13,7 @@ import numbers
 import re
 
 from ..api.program import set_text, usage
+from ..ir.model import SEEDS, SEEDS_TEXT
 
 _INT = re.compile(r"[+-]?\d+")
 
@@ -112,6 +113,8 @@ def parse_seeds(spec) -> list[int]:
             if total > MAX_RUNS:
                 raise usage(f"--seeds {spec[:60]}: more than {MAX_RUNS:,} seeds, the most runs a sweep makes",
                             help="a sweep holds one row per run; give fewer seeds")
+            if parts[-1][-1] >= SEEDS:
+                raise usage(f"--seeds {spec[:60]}: {parts[-1][-1]} is not a seed ({SEEDS_TEXT})")
         seeds = [x for p in parts for x in p]
     else:
         if isinstance(spec, (bool, numbers.Real)):
@@ -127,8 +130,8 @@ def parse_seeds(spec) -> list[int]:
         if len(seeds) > MAX_RUNS:
             raise usage(f"seeds= has more than {MAX_RUNS:,} seeds, the most runs a sweep makes")
         for s in seeds:
-            if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 0:
-                raise usage(f"seeds=: {str(s)[:40]!r} is not a seed (a whole number ≥ 0)")
+            if isinstance(s, bool) or not isinstance(s, numbers.Integral) or not 0 <= s < SEEDS:
+                raise usage(f"seeds=: {str(s)[:40]!r} is not a seed ({SEEDS_TEXT})")
         seeds = [int(s) for s in seeds]
     if not seeds:
         raise usage("a sweep needs a seed at least", help="seeds=range(1, 6) (--seeds 1-5)")

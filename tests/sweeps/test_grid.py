@@ -46,6 +46,16 @@ def test_seeds():
                                 "  = help: seeds=range(1, 6) or seeds=\"1-5\"")
     with pytest.raises(serq.SerqError, match="`x` is not a seed or a range"):
         G.parse_seeds("1,x")
+    # a seed is below 2^64 (seed 2^64 would be seed 0's runs under another name)
+    assert G.parse_seeds([2 ** 64 - 1]) == [2 ** 64 - 1]
+    with pytest.raises(serq.SerqError) as e:
+        G.parse_seeds("1-3,18446744073709551616")
+    assert e.value.render() == ("error[E970]: --seeds 1-3,18446744073709551616: 18446744073709551616 is not a "
+                                "seed (a whole number from 0 to 2^64 − 1)")
+    with pytest.raises(serq.SerqError) as e:
+        G.parse_seeds([1, 2 ** 64])
+    assert e.value.render() == ("error[E970]: seeds=: '18446744073709551616' is not a seed (a whole number "
+                                "from 0 to 2^64 − 1)")
 
 
 def test_points_vary_the_first_input_slowest():
