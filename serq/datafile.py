@@ -106,3 +106,63 @@ def depth_ok(text: str, most: int) -> bool:
         elif ch in "]}":
             depth -= 1
     return True
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names a key twice: ``json`` would keep the last value
+    and drop the other unsaid.  ``line`` and ``col`` (1-based) are where the
+    second one is written."""
+
+    def __init__(self, key: str, line: int, col: int):
+        super().__init__(f"the key {json.dumps(key)[:60]} is given twice in one object")
+        self.key, self.line, self.col = key, line, col
+
+
+def json_loads(text: str):
+    """``json.loads(text)``, refusing an object that names a key twice
+    (``DuplicateKey``).  The parse is json's; only a text with a duplicate
+    is scanned again, to say where it is."""
+    dup = []
+
+    def pairs(items):
+        obj = dict(items)
+        if len(obj) != len(items) and not dup:
+            dup.append(True)
+        return obj
+    value = json.loads(text, object_pairs_hook=pairs)
+    if dup:
+        raise _duplicate_at(text)
+    return value
+
+
+def _duplicate_at(text: str) -> DuplicateKey:
+    """The first key written twice in one object of ``text``, valid JSON."""
+    stack: list = []            # per open bracket: the keys seen (an object) or None (a list)
+    want_key = False
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if want_key:
+                key = json.loads(text[i:j + 1])
+                if key in stack[-1]:
+                    line = text.count("\n", 0, i) + 1
+                    return DuplicateKey(key, line, i - (text.rfind("\n", 0, i) + 1) + 1)
+                stack[-1].add(key)
+                want_key = False
+            i = j + 1
+            continue
+        if ch == "{":
+            stack.append(set())
+            want_key = True
+        elif ch == "[":
+            stack.append(None)
+        elif ch in "]}":
+            stack.pop()
+        elif ch == ",":
+            want_key = bool(stack) and stack[-1] is not None
+        i += 1
+    raise AssertionError("no key is written twice")   # pragma: no cover - json_loads saw one

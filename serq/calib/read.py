@@ -15,6 +15,7 @@ import math
 import os
 from typing import Optional
 
+from ..datafile import DuplicateKey, json_loads
 from ..diag import Diagnostic, SerqError, Sources, Span, read_text
 
 E_MISSING = "E980"    # a bundle, or a file it must hold, is not there
@@ -122,9 +123,11 @@ def json_file(path: str, what: str):
     need_file(path, what)
     t = text(path, what)
     try:
-        return json.loads(t)
+        return json_loads(t)
     except json.JSONDecodeError as e:
         raise bad(path, e.lineno, f"not JSON: {e.msg}", e.colno) from None
+    except DuplicateKey as e:
+        raise bad(path, e.line, str(e), e.col) from None
     except RecursionError:
         raise bad(path, 1, "not JSON this serq reads: it nests too deeply") from None
 
@@ -138,9 +141,11 @@ def json_lines(path: str, what: str) -> list:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json_loads(line)
         except json.JSONDecodeError as e:
             raise bad(path, n, f"not JSON: {e.msg}", e.colno) from None
+        except DuplicateKey as e:
+            raise bad(path, n, str(e), e.col) from None
         except RecursionError:
             raise bad(path, n, "not JSON this serq reads: it nests too deeply") from None
         if not isinstance(obj, dict):

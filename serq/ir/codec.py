@@ -26,6 +26,7 @@ import typing
 from functools import lru_cache
 from typing import Any, Union
 
+from ..datafile import DuplicateKey, json_loads
 from ..diag import Diagnostic, SerqError, Sources, Span
 from . import model as M
 
@@ -404,10 +405,13 @@ def from_data(data: Any, source: str = "<ir>") -> M.Program:
 
 def loads(text: str, source: str = "<ir>") -> M.Program:
     try:
-        data = json.loads(text)
+        data = json_loads(text)
     except json.JSONDecodeError as e:
         Sources.add(source, text)
         raise SerqError(Diagnostic("E900", f"not JSON: {e.msg}", Span.point(source, e.lineno, e.colno)))
+    except DuplicateKey as e:
+        Sources.add(source, text)
+        raise SerqError(Diagnostic("E900", str(e), Span.point(source, e.line, e.col))) from None
     except RecursionError:
         raise SerqError(Diagnostic("E900", "not JSON this serq reads: it nests too deeply",
                                    Span.point(source, 1, 1))) from None

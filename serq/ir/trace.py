@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..datafile import csv_lines, data_error, data_lines, depth_ok, json_kind, json_text
+from ..datafile import DuplicateKey, csv_lines, data_error, data_lines, depth_ok, json_kind, json_loads, json_text
 from ..diag import Diagnostic, SerqError
 from . import model as M
 
@@ -221,9 +221,11 @@ def iter_mooncake(path: str, first: int = 0) -> Iterator[tuple[int, MooncakeRow]
         if not depth_ok(shown, MAX_DEPTH):
             raise bad(f"the row nests more than {MAX_DEPTH} deep")
         try:
-            obj = json.loads(shown)
+            obj = json_loads(shown)
         except json.JSONDecodeError as e:
             raise data_error("E294", path, line_no, e.colno, f"not JSON: {e.msg}", shown, help=ROW_HELP) from None
+        except DuplicateKey as e:
+            raise data_error("E294", path, line_no, e.col, str(e), shown, help=ROW_HELP) from None
         except (ValueError, RecursionError) as e:      # (an integer of thousands of digits)
             raise bad(f"not JSON this serq reads: {str(e)[:80]}") from None
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Iterable, Optional
 
-from ..datafile import depth_ok, json_kind, json_text
+from ..datafile import DuplicateKey, depth_ok, json_kind, json_loads, json_text
 from ..diag import Diagnostic, SerqError, Span, Sources, did_you_mean
 
 MAX_DEPTH = 64
@@ -46,10 +46,13 @@ def read_json(path: str, what: str):
     if not depth_ok(text, MAX_DEPTH):
         raise SerqError(Diagnostic("E950", f"{path}: {what} nests more than {MAX_DEPTH} deep", field="$"))
     try:
-        return json.loads(text)
+        return json_loads(text)
     except json.JSONDecodeError as e:
         Sources.add(path, text)
         raise SerqError(Diagnostic("E950", f"not JSON: {e.msg}", Span.point(path, e.lineno, e.colno))) from None
+    except DuplicateKey as e:
+        Sources.add(path, text)
+        raise SerqError(Diagnostic("E950", str(e), Span.point(path, e.line, e.col))) from None
     except (ValueError, RecursionError) as e:     # an integer of thousands of digits
         raise SerqError(Diagnostic("E950", f"{path}: not JSON this serq reads: {str(e)[:100]}", field="$")) from None
 

@@ -606,6 +606,39 @@ def test_an_oracle_input_that_is_not_utf8_is_named_at_its_byte(tmp_path):
         "  = help: save the file as UTF-8")
 
 
+def test_a_key_given_twice_in_a_json_input_is_refused_where_it_is(tmp_path):
+    """`{"budget": 64, "budget": 8, …}` ran with budget 8, json keeping the
+    last of the two unsaid; likewise a Mooncake row's, an IR file's and a
+    measured run's keys.  The second is named at its line and column."""
+    import serq
+    from serq.calib.read import json_lines
+    path = _json_file(tmp_path, "s.json", raw=b'{"budget": 64, "max_seqs": 4, "block_size": 4, "num_blocks": 20,\n'
+                                              b' "requests": [{"prompt": 40, "out": 12}], "budget": 8}')
+    assert _err(lambda: serq.oracle.run(path)) == (
+        f"{path}:2:43: error[E950]: the key \"budget\" is given twice in one object\n"
+        "  |\n"
+        '2 |  "requests": [{"prompt": 40, "out": 12}], "budget": 8}\n'
+        "  |                                           ^")
+    row = '{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [0], "\\u0074imestamp": 7}'
+    trace = _json_file(tmp_path, "t.jsonl", raw=(row + "\n").encode())
+    assert _err(lambda: serq.load("examples/replay/mooncake.sq").run(horizon=10, trace=trace)) == (
+        f"{trace}:1:75: error[R014]: the key \"timestamp\" is given twice in one object\n"
+        "  |\n"
+        f"1 | {row}\n"
+        "  |                                                                           ^\n"
+        "  = help: a Mooncake row is {\"timestamp\", \"input_length\", \"output_length\", \"hash_ids\"}: whole "
+        "numbers, the hash ids 64-bit (from 0 to 2^64 - 1), one per 512 tokens")
+    text = serq.load("examples/single-turn/mg1.sq").json()
+    assert text.count('"seed": 1,') == 1
+    ir_path = _json_file(tmp_path, "p.json", raw=text.replace('"seed": 1,', '"seed": 1, "seed": 2,').encode())
+    line = text[:text.index('"seed": 1,')].count("\n") + 1
+    assert _err(lambda: serq.load(ir_path)).split("\n")[0] == (
+        f"{ir_path}:{line}:13: error[E900]: the key \"seed\" is given twice in one object")
+    lines = _json_file(tmp_path, "w.jsonl", raw=b'{"a": 1}\n{"a": 1, "b": {"a": 2, "b": 3, "a": 4}}\n')
+    assert _err(lambda: json_lines(lines, "workload")).split("\n")[0] == (
+        f"{lines}:2:32: error[E981]: the key \"a\" is given twice in one object")
+
+
 @pytest.mark.parametrize("value, shown", [("9" * 310, "9" * 37 + "..."), ("Infinity", "Infinity"),
                                           ("NaN", "NaN"), ("1e400", "Infinity")])
 def test_a_number_no_scenario_holds_is_refused(tmp_path, value, shown):
