@@ -70,6 +70,27 @@ def test_a_sweep_refuses_a_foreign_table_before_its_first_run(tmp_path):
     assert out.read_text().split("\n")[1].startswith("1,6.0,")
 
 
+def test_a_sweep_never_writes_over_the_trace_its_program_names(tmp_path):
+    """`trace "data/short.csv";` in the program: `serq sweep vllm_replay.sq --out
+    data/short.csv --force` wrote its table over the trace (only `--trace` was
+    known for an input); refused before the first run, and by Sweep.write."""
+    import shutil
+    import serq
+    for d in ("replay", "lib"):
+        shutil.copytree(f"examples/{d}", tmp_path / d)
+    prog, trace = tmp_path / "replay" / "vllm_replay.sq", tmp_path / "replay" / "data" / "short.csv"
+    text = trace.read_text()
+    r = run("sweep", str(prog), "--horizon", "1e9", "--out", str(trace), "--force")
+    assert (r.exit_code, r.stderr) == (1, f"error[E005]: {trace} is an input of serq sweep: it is not written "
+                                          "over\n  = help: write the output elsewhere\n")
+    sw = serq.sweep(str(prog), horizon=5)
+    with pytest.raises(serq.SerqError) as e:
+        sw.write(str(trace), force=True)
+    assert e.value.render() == (f"error[E005]: {trace} is an input of serq sweep: it is not written over\n"
+                                "  = help: write the output elsewhere")
+    assert trace.read_text() == text
+
+
 def test_a_parquet_table_is_known_by_its_metadata(tmp_path):
     pytest.importorskip("pyarrow")
     out = tmp_path / "t.parquet"

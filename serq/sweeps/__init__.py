@@ -27,10 +27,14 @@ class Sweep:
     """A finished sweep: ``inputs`` (the swept names, in order), ``seeds``,
     ``rows`` (one dict per point and seed), ``columns``, ``seconds`` (the wall
     time); ``to_frame()``, ``write(path)``, ``summary()``, ``under(metric,
-    bound)``, ``text()``, ``plot(x=, y=, by=)``."""
+    bound)``, ``text()``, ``plot(x=, y=, by=)``.  ``reads``: the files its runs
+    read (the program, its instance, its trace), which ``write`` never
+    writes over."""
 
-    def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = ""):
+    def __init__(self, inputs: list, seeds: list, rows: list, seconds: float = 0.0, where: str = "",
+                 reads: tuple = ()):
         from ..tables.table import columns
+        self.reads = tuple(p for p in reads if p is not None)
         self.inputs = list(inputs)
         self.seeds = list(seeds)
         self.rows = rows
@@ -58,7 +62,7 @@ class Sweep:
         from .. import args
         from ..tables.table import write
         write(args.path("Sweep.write", "path", path), self.columns, self.rows,
-              force=args.flag("Sweep.write", "force", force))
+              force=args.flag("Sweep.write", "force", force), inputs=self.reads)
 
     def csv(self) -> str:
         from ..tables.table import csv_text
@@ -298,10 +302,12 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if lists and program.from_ir:
         raise usage(f"{program.path} is IR: its constants are already folded, so its inputs cannot be swept",
                     help="sweep the .sq program")
+    # (the program's own trace too: `trace "data/short.csv";` is no table to write over)
+    reads = (program.path, instance, trace, program.ir.trace)
     if out is not None:
         out = A.path("serq.sweep", "out", out)
         table_format(out)
-        check_place(out, force=A.flag("serq.sweep", "force", force), inputs=[program.path, instance, trace])
+        check_place(out, force=A.flag("serq.sweep", "force", force), inputs=reads)
     if jobs is None:
         jobs = backends.cpus()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -350,7 +356,7 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
         rows.append({**{k: G.column_value(v) for k, v in point.items()}, **results[index]})
     where = (f"dask {dask}" if isinstance(dask, str) else "dask") if dask is not None else \
         f"{jobs} job{'s' if jobs != 1 else ''}"
-    result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where)
+    result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where, reads=reads)
     if out is not None:
         result.write(out, force=force)
     return result

@@ -82,10 +82,12 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
     if lists and file.endswith(".json"):
         raise click.UsageError("--set is refused on an IR file: its constants are already folded; "
                                "give --set to the .sq program")
+    from ..api.program import load
+    program = load(file, instance=instance)
     if out != "-":
-        check_place(out, force=force, inputs=[file, trace, instance])
-    result = run_sweep(file, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                       trace=trace, jobs=jobs, dask=dask_target, instance=instance)
+        check_place(out, force=force, inputs=[file, trace, instance, program.ir.trace])
+    result = run_sweep(program, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                       trace=trace, jobs=jobs, dask=dask_target)
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:
