@@ -369,7 +369,7 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
     if dump:
         from .signals import landing
         with landing():           # once the dump is in place, a signal no longer stops the run
-            report.dump(dump, force=force, inputs=written_from + [program.trace])
+            report.dump(dump, force=force, inputs=written_from + files.read_by(program))
     if claims_only:
         data = report.data()
         failed = False
@@ -410,9 +410,10 @@ def draw(file, sets, view, fmt, out, force):
                                  f"{ext[os.path.splitext(out)[1].lower()]}", param_hint="--out")
     if fmt == "png" and not out:
         raise click.UsageError("a PNG is written to a file: give --out FIGURE.png")
-    if out:
-        files.check_file(out, what="--out ", mark=files.DRAW, force=force, inputs=[file])
     program = load_program(file, sets, need_horizon=False)
+    reads = [file] + files.read_by(program)     # (the trace the program names too)
+    if out:
+        files.check_file(out, what="--out ", mark=files.DRAW, force=force, inputs=reads)
     if fmt == "png":
         from .api.extras import extra
         extra("matplotlib", "plot")       # refused before anything is drawn or written
@@ -421,7 +422,7 @@ def draw(file, sets, view, fmt, out, force):
     for note in notes:
         click.echo(f"note: {note}", err=True)
     if out:
-        files.write_file(out, text, what="--out ", mark=files.DRAW, force=force, inputs=[file])
+        files.write_file(out, text, what="--out ", mark=files.DRAW, force=force, inputs=reads)
     else:
         click.echo(text, nl=False)
 
@@ -684,7 +685,7 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
                       link_latency=link_latency, instance=instance, comments=comment, run=run_dir,
                       workload=workload)
     files.write_file(out, res.instance_text, what="--out ", mark=files.CALIBRATE, force=force,
-                     inputs=[program, instance])
+                     inputs=[program, instance, *res.reads])
     click.echo(R.dumps(R.calibrate_data(res, out)) if as_json else R.calibrate_text(res, out), nl=False)
 
 

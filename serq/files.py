@@ -126,6 +126,13 @@ def _same(a: str, b: str) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def read_by(program) -> list:
+    """The files a linked program (its IR) reads: its sources (the program,
+    its libraries) and the trace it names.  A command that links it writes
+    over none of them, --force or not."""
+    return list(program.files) + ([program.trace] if program.trace is not None else [])
+
+
 def _inputs(inputs: Iterable) -> list:
     """The command's inputs, and every source file read in this process."""
     from .diag import Sources

@@ -91,6 +91,33 @@ def test_a_sweep_never_writes_over_the_trace_its_program_names(tmp_path):
     assert trace.read_text() == text
 
 
+def test_draw_and_calibrate_never_write_over_the_trace_their_program_names(tmp_path):
+    """`serq draw vllm_replay.sq --out data/short.csv --format svg --force`
+    replaced the program's trace with a figure (`serq calibrate --program …
+    --out data/short.csv --force` with an instance file, `Drawing.save`
+    likewise): a program's trace is an input of every command that links it
+    (serq/files.py read_by)."""
+    import shutil
+    import serq
+    for d in ("replay", "lib"):
+        shutil.copytree(f"examples/{d}", tmp_path / d)
+    prog, trace = tmp_path / "replay" / "vllm_replay.sq", tmp_path / "replay" / "data" / "short.csv"
+    text = trace.read_text()
+    r = run("draw", str(prog), "--out", str(trace), "--format", "svg", "--force")
+    assert (r.exit_code, r.stderr) == (1, f"error[E005]: --out {trace} is an input of serq draw: it is not "
+                                          "written over\n  = help: write the output elsewhere\n")
+    with pytest.raises(serq.SerqError) as e:
+        serq.load(str(prog)).draw().save(str(trace), force=True)
+    assert e.value.render() == (f"error[E005]: {trace} is an input of serq draw: it is not written over\n"
+                                "  = help: write the output elsewhere")
+    profile = "../shared/data/llmservingsim/profiler/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16/tp1"
+    if os.path.isdir(profile):
+        r = run("calibrate", profile, "--program", str(prog), "--out", str(trace), "--force")
+        assert (r.exit_code, r.stderr) == (1, f"error[E005]: --out {trace} is an input of serq calibrate: it is "
+                                              "not written over\n  = help: write the output elsewhere\n")
+    assert trace.read_text() == text
+
+
 def test_a_parquet_table_is_known_by_its_metadata(tmp_path):
     pytest.importorskip("pyarrow")
     out = tmp_path / "t.parquet"

@@ -61,6 +61,7 @@ class Drawing(str):
 
     fmt = "svg"
     program: Optional[str] = None       # the program's path: never written over
+    reads: tuple = ()                   # nor the files it reads (serq/files.py read_by)
 
     def _repr_svg_(self):
         return str(self) if self.fmt == "svg" else None
@@ -79,6 +80,7 @@ class Picture(bytes):
 
     fmt = "png"
     program: Optional[str] = None
+    reads: tuple = ()
 
     def _repr_png_(self):
         return bytes(self)
@@ -99,7 +101,7 @@ def _save(figure, data, path, force) -> None:
         raise usage(f"{where}: {path} says {says}, and this figure is {figure.fmt}",
                     help=f"draw it with fmt=\"{says}\", or give a name ending "
                          f"{' or '.join(e for e, f in EXTENSIONS.items() if f == figure.fmt)}")
-    files.write_file(path, data, what="", mark=files.DRAW, force=force, inputs=[figure.program])
+    files.write_file(path, data, what="", mark=files.DRAW, force=force, inputs=[figure.program, *figure.reads])
 
 
 class Program:
@@ -294,7 +296,8 @@ class Program:
         else:
             d = Drawing(render(self.ir, view=view, fmt=fmt))
             d.fmt = fmt
-        d.program = self.path
+        from .. import files
+        d.program, d.reads = self.path, tuple(files.read_by(self.ir))
         return d
 
     def _repr_svg_(self):

@@ -51,6 +51,7 @@ class CalibrateResult:
     instance_text: str
     notes: list = field(default_factory=list)
     on_grid: Optional[list] = None    # with a run: the final constants' residuals on the profile's grid
+    reads: tuple = ()                 # the files the linked program reads (serq/files.py read_by)
 
 
 def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), free_too=(), layers=None,
@@ -112,7 +113,8 @@ def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), 
                      f"ar_lat {comm['ar_lat'] * 1e6:.1f} µs, ar_tok {comm['ar_tok'] * 1e9:.2f} ns a token, a layer")
     text = instance_text(prof, program, cal, resolved, budget, max_seqs, max_kv,
                          list(comments) + [n for n in notes if n.startswith("the interconnect")], on_grid)
-    return CalibrateResult(prof, model, program, cal, text, notes, on_grid)
+    from ..files import read_by
+    return CalibrateResult(prof, model, program, cal, text, notes, on_grid, tuple(read_by(p)))
 
 
 # a replay's batches change a little with the constants that time them: the

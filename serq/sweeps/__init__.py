@@ -303,7 +303,8 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
         raise usage(f"{program.path} is IR: its constants are already folded, so its inputs cannot be swept",
                     help="sweep the .sq program")
     # (the program's own trace too: `trace "data/short.csv";` is no table to write over)
-    reads = (program.path, instance, trace, program.ir.trace)
+    from ..files import read_by
+    reads = (program.path, instance, trace, *read_by(program.ir))
     if out is not None:
         out = A.path("serq.sweep", "out", out)
         table_format(out)

@@ -85,7 +85,8 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
     from ..api.program import load
     program = load(file, instance=instance)
     if out != "-":
-        check_place(out, force=force, inputs=[file, trace, instance, program.ir.trace])
+        from ..files import read_by
+        check_place(out, force=force, inputs=[file, trace, instance, *read_by(program.ir)])
     result = run_sweep(program, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
                        trace=trace, jobs=jobs, dask=dask_target)
     if out == "-":
