@@ -230,6 +230,12 @@ CASES = {
     'claim_attr': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); turn { set s = ~exp(1); } }\n  server { run svc (cost(svc, s)); observe r = now; }\n  claim c: at end (s > 0);\n}\n',
         None,
         't.sq:6:20: error[E502]: `s`: a session attribute cannot be read in a claim at end, which has no session\n  |\n6 |   claim c: at end (s > 0);\n  |                    ^'),
+    'ps_negative': ('use "std/args";\nfn main() {\n  stage svc : ps(-1);\n  workload { arrive poisson(1); turn { set s = ~exp(1); } }\n  server { run svc (cost(svc, s)); }\n}\n',
+        None,
+        "t.sq:3:18: error[E403]: a ps stage's capacity is a number ≥ 0, not -1\n  |\n3 |   stage svc : ps(-1);\n  |                  ^^\n  = help: `ps(c)` shares a throughput of c among the jobs present; a capacity that falls with them may read `present`"),
+    'ps_negative_input': ('use "std/args";\nfn main() {\n  let mu = args.number("mu", 1);\n  stage svc : ps(mu);\n  workload { arrive poisson(1); turn { set s = ~exp(1); } }\n  server { run svc (cost(svc, s)); }\n}\n',
+        {"mu": "0 - 2"},
+        "t.sq:4:18: error[E403]: a ps stage's capacity is a number ≥ 0, not -2\n  |\n4 |   stage svc : ps(mu);\n  |                  ^^\n  = help: `ps(c)` shares a throughput of c among the jobs present; a capacity that falls with them may read `present`"),
 }
 
 

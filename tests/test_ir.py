@@ -112,6 +112,17 @@ def test_validator_checks_moments_in_an_ir_file():
     assert "error[E501]: `batch.tokens` is not available in a statement" in info.value.render()
 
 
+def test_validator_refuses_a_negative_constant_ps_capacity():
+    """A constant capacity was never read by the run's check (R006 reads a
+    computed one), so `ps(-1)` ran with no job ever ending."""
+    d = _base()
+    d["stages"][0]["kind"] = {"Ps": {"Num": -2.0}}
+    p = from_data(d, "x.json")
+    with pytest.raises(SerqError) as info:
+        validate(p)
+    assert info.value.render() == ("t.sq:3:3: error[E403]: stage `svc`: a ps capacity is a number ≥ 0, not -2\n"
+                                   "  |\n3 |   stage svc : fifo;\n  |   ^")
+
 def test_validator_refuses_a_shared_block():
     d = _base()
     blocks = d["blocks"]

@@ -514,6 +514,9 @@ class Checker:
                     self.problem("E403", f"stage `{label}`: a fifo has at least one server")
             elif type(k) is M.KPs:
                 self.check_expr(k.capacity, MOMENTS["Ps"])
+                cap = const_value(k.capacity)
+                if cap is not None and cap < 0:
+                    self.problem("E403", f"stage `{label}`: a ps capacity is a number ≥ 0, not {_fmt(cap)}")
             elif type(k) is M.KStep:
                 regs = self.regs_of(i)
                 self.check_expr(k.budget, MOMENTS["Budget"], stage=i, regs_ok=regs, budget_self=i)

@@ -7,6 +7,7 @@ from typing import Optional
 
 from ..diag import Span, did_you_mean
 from ..ir import model as M
+from ..ir.expr import const_value
 from ..syntax import ast as A
 from . import queues
 from .env import Env
@@ -124,7 +125,13 @@ class Declarations:
                 self.fail("E403", f"a fifo's servers are a whole number ≥ 1, not {fmt(v)}", k.expr.span)
             return M.KFifo(int(v))
         if k.kind == "ps":
-            return M.KPs(self.expr(k.expr, env))
+            cap = self.expr(k.expr, env)
+            v = const_value(cap)
+            if v is not None and v < 0:
+                self.fail("E403", f"a ps stage's capacity is a number ≥ 0, not {fmt(v)}", k.expr.span,
+                          help="`ps(c)` shares a throughput of c among the jobs present; "
+                               "a capacity that falls with them may read `present`")
+            return M.KPs(cap)
         if k.kind == "delay":
             return M.KDelay()
         self.fail("E108", f"`stage {name} : step {{ … }}` is the older spelling of an engine", k.span,
