@@ -236,6 +236,12 @@ CASES = {
     'ps_negative_input': ('use "std/args";\nfn main() {\n  let mu = args.number("mu", 1);\n  stage svc : ps(mu);\n  workload { arrive poisson(1); turn { set s = ~exp(1); } }\n  server { run svc (cost(svc, s)); }\n}\n',
         {"mu": "0 - 2"},
         "t.sq:4:18: error[E403]: a ps stage's capacity is a number ≥ 0, not -2\n  |\n4 |   stage svc : ps(mu);\n  |                  ^^\n  = help: `ps(c)` shares a throughput of c among the jobs present; a capacity that falls with them may read `present`"),
+    'choose_none': ('use "std/args";\nfn main() {\n  stage svc[2] : fifo;\n  workload { arrive poisson(1); }\n  server { choose j in 0 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n}\n',
+        None,
+        "t.sq:5:24: error[E403]: the candidates of `choose` are a whole number ≥ 1, not 0\n  |\n5 |   server { choose j in 0 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n  |                        ^\n  = help: `choose j in n by (…);` sets `j` to one of 0 … n − 1"),
+    'choose_fraction_input': ('use "std/args";\nfn main() {\n  let n = args.number("n", 2);\n  stage svc[2] : fifo;\n  workload { arrive poisson(1); }\n  server { choose j in n - 1 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n}\n',
+        {"n": "2.5"},
+        "t.sq:6:24: error[E403]: the candidates of `choose` are a whole number ≥ 1, not 1.5\n  |\n6 |   server { choose j in n - 1 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n  |                        ^^^^^\n  = help: `choose j in n by (…);` sets `j` to one of 0 … n − 1"),
 }
 
 

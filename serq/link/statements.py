@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace as _replace
 from typing import Optional
 
 from ..diag import Span, did_you_mean
 from ..ir import model as M
-from ..ir.expr import draws, walk
+from ..ir.expr import const_value, draws, walk
 from ..records import dataclass
 from ..syntax import ast as A
 from . import catalogue as C
 from . import entries
 from .env import Env
-from .nodes import LinkAbort, head_name, names_read, text_of
+from .nodes import LinkAbort, fmt, head_name, names_read, text_of
 from .tables import EngineInfo
 
 
@@ -162,6 +163,11 @@ class Statements:
                 raise LinkAbort()
             slot = self.attr_index[name]
             count = self.expr(s.count, S)
+            n = const_value(count)
+            if n is not None and not (n >= 1 and math.isfinite(n) and n == math.floor(n)):
+                self.fail("E403", f"the candidates of `choose` are a whole number ≥ 1, not {fmt(n)}",
+                          s.count.span, help=f"`choose {s.name} in n by (…);` sets `{s.name}` to one of 0 … n − 1",
+                          env=env)
             keys = tuple(self.expr(k, S) for k in s.keys)
             self.attr_side.setdefault(slot, set()).add(side)
             self.emit(out, M.SChoose(slot, count, keys), s.span, side)

@@ -810,12 +810,14 @@ def test_a_family_sized_zero_by_an_input_is_refused_where_it_is_declared():
     with pytest.raises(SerqError) as e:
         link("examples/pd-disaggregation/llmd_nixl_pull.sq", sets={"ND": "0"})
     assert e.value.render() == (
-        "examples/pd-disaggregation/llmd_nixl_pull.sq:101:14: error[E403]: `max` over 0 terms has no value\n"
+        "examples/pd-disaggregation/llmd_nixl_pull.sq:115:19: error[E403]: the candidates of `choose` are a whole "
+        "number ≥ 1, not 0\n"
         "    |\n"
-        "101 |     max k in ND (waiting_D(k)) == min k in ND (waiting_D(k)) ? 1\n"
-        "    |              ^^\n"
-        "  = note: in `queue_score_D`, used at examples/pd-disaggregation/llmd_nixl_pull.sq:115:74\n"
+        "115 |       choose j in ND by (-(2 * prefix_share(cachedin(D[j].kv), prompt) + queue_score_D(j)), "
+        "~uniform(0, 1));\n"
+        "    |                   ^^\n"
         "  = note: in entry `gw.route`, used at examples/pd-disaggregation/llmd_nixl_pull.sq:272:12\n"
+        "  = help: `choose j in n by (…);` sets `j` to one of 0 … n − 1\n"
         "\n"
         "examples/pd-disaggregation/llmd_nixl_pull.sq:169:11: error[E403]: the size of queue `D` is a whole "
         "number ≥ 1, not 0\n"
