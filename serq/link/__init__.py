@@ -40,12 +40,36 @@ def compile_source(text: str, path: str = "<input>", sets: Optional[dict] = None
         prog = parse_once(parsed, text, path, parse)
         return Linker(path, sets, settings, parsed=parsed, input_folds=input_folds,
                       size_inputs=size_inputs).link(prog)
-    except RecursionError:   # Python's stack, not the program's error: said as what it is
+    except RecursionError as e:   # Python's stack, not the program's error: said as what it is
         raise SerqError(Diagnostic(
             "E103", "the program nests too deeply for serq (an expression of some thousands of operators "
-            "in a row, or definitions within definitions)", Span(path, 1, 1, 1, 2),
+            "in a row, or definitions within definitions)", _too_deep_at(e.__traceback__, _own_files(path, sets)) or Span(path, 1, 1, 1, 2),
             help="write it in steps, each naming the last (`let`, `set`), or as an aggregate: "
                  "`sum j in n (…)`")) from None
+
+
+# what holds a program's parts (a session's turn holds the server): too wide to say where it nests
+_HOLDERS = (A.Program, A.Main, A.Workload, A.WBlock, A.Server, A.Block, A.Turn, A.Def, A.DeviceDecl, A.PoolDecl,
+            A.EngineDecl, A.ESchedule, A.ERequest, A.QueueDecl, A.QEntry)
+
+
+def _too_deep_at(tb, own: set) -> Optional[Span]:
+    """Where a program the linker's recursion could not read nests: of the
+    statements and expressions the linker's frames were reading as the stack
+    ran out, the outermost in the file (of ``own``: the program's, an
+    input's value) of the innermost read there (a library's definitions
+    are said at their call).  So: the statement whose expression is a chain
+    of thousands of operators, the outermost of thousands of nested blocks,
+    the call of a chain of definitions, an input's value given as a chain."""
+    spans = []
+    while tb is not None:
+        code, local = tb.tb_frame.f_code, tb.tb_frame.f_locals
+        for name in code.co_varnames[:code.co_argcount]:     # a frame's arguments: its other locals may be stale
+            v = local.get(name)
+            if isinstance(v, A.Node) and not isinstance(v, _HOLDERS) and v.span.file in own:
+                spans.append(v.span)
+        tb = tb.tb_next
+    return next(sp for sp in spans if sp.file == spans[-1].file) if spans else None
 
 
 def compile_file(path: str, **kw) -> Program:
@@ -71,6 +95,15 @@ def _check_settings(settings: dict) -> None:
             bad(name, "a whole number")
     if settings["trace"] is not None and not isinstance(settings["trace"], str):
         bad("trace", "a path")
+
+
+def _own_files(path: str, sets: dict) -> set:
+    """The program's file and those of its inputs' values (`--set NAME`, an
+    instance file): where the program is said, its libraries aside."""
+    own = {path}
+    for name, v in sets.items():
+        own.add(v.span.file if isinstance(v, A.Node) else f"--set {name}")
+    return own
 
 
 def _set_texts(sets: Optional[dict]) -> dict:

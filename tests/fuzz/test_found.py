@@ -318,12 +318,42 @@ def test_an_aggregate_of_many_terms_is_read_and_written():
 
 
 def test_a_program_nested_beyond_the_stack_is_a_located_error():
-    assert _err(lambda: _source("fn main() {\n  let a = " + "1+" * 12000 + "1;\n}\n")) == (
-        "t.sq:1:1: error[E103]: the program nests too deeply for serq (an expression of some thousands of "
+    """Located where it nests: the statement whose expression is the chain
+    (it was said at 1:1, the program's first character)."""
+    assert _err(lambda: _source("fn main() {\n  stage svc : fifo;\n  let a =\n" + "1+\n" * 12000 + "1;\n}\n")) == (
+        "t.sq:3:3: error[E103]: the program nests too deeply for serq (an expression of some thousands of "
         "operators in a row, or definitions within definitions)\n"
         "  |\n"
-        "1 | fn main() {\n"
-        "  | ^\n"
+        "3 |   let a =\n"
+        "  |   ^^^^^^^\n"
+        "  = help: write it in steps, each naming the last (`let`, `set`), or as an aggregate: `sum j in n (…)`")
+
+
+def test_a_chain_of_definitions_beyond_the_stack_is_located_at_its_call(tmp_path):
+    (tmp_path / "chain.sq").write_text("def f0(x) { x }\n" +
+                                       "".join(f"def f{i}(x) {{ f{i - 1}(x) + 1 }}\n" for i in range(1, 6000)))
+    prog = tmp_path / "p.sq"
+    prog.write_text('use "chain.sq";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); }\n'
+                    '  server { set y = 1; run svc (cost(svc, f5999(y))); }\n}\n')
+    assert _err(lambda: compile_file(str(prog))) == (
+        f"{prog}:5:23: error[E103]: the program nests too deeply for serq (an expression of some thousands of "
+        "operators in a row, or definitions within definitions)\n"
+        "  |\n"
+        "5 |   server { set y = 1; run svc (cost(svc, f5999(y))); }\n"
+        "  |                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "  = help: write it in steps, each naming the last (`let`, `set`), or as an aggregate: `sum j in n (…)`")
+
+
+def test_an_input_nested_beyond_the_stack_is_located_in_its_value():
+    src = ('use "std/args";\nfn main() {\n  let rate = args.number("rate", 1);\n  stage svc : fifo;\n'
+           '  workload { arrive poisson(rate); }\n  server { run svc (cost(svc, 1)); }\n}\n')
+    err = _err(lambda: compile_source(src, "t.sq", sets={"rate": "1 +\n" * 12000 + "1"}))
+    assert err == (
+        "--set rate:1:1: error[E103]: the program nests too deeply for serq (an expression of some thousands of "
+        "operators in a row, or definitions within definitions)\n"
+        "  |\n"
+        "1 | 1 +\n"
+        "  | ^^^\n"
         "  = help: write it in steps, each naming the last (`let`, `set`), or as an aggregate: `sum j in n (…)`")
 
 
