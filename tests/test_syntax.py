@@ -169,3 +169,25 @@ def test_a_program_without_main_is_a_syntax_error():
     assert info.value.diagnostics[0].render() == (
         "m.sq:1:11: error[E102]: expected `def`, `fn`, `let` or `use`, found end of input\n"
         "  |\n1 | let x = 1;\n  |           ^")
+
+
+@pytest.mark.parametrize("text, where", [
+    ("fn main() {\n  stage svc : fifo; /* the one stage\n}\n", (2, 21)),
+    ("// a /* in a line comment is nothing\nfn main() {\n  let x = 2 /* half;\n}\n", (3, 13)),
+])
+def test_a_comment_never_closed_is_said_as_one(text, where):
+    """It was said as the `/` the lexer read it as (`expected `}` or a
+    name, found `/``)."""
+    with pytest.raises(SerqError) as info:
+        parse(text, "c.sq")
+    line, col = where
+    src = text.split("\n")[line - 1]
+    assert info.value.render() == (
+        f"c.sq:{line}:{col}: error[E101]: unterminated comment\n  |\n{line} | {src}\n  | {' ' * (col - 1)}^^\n"
+        "  = help: a comment opened with `/*` is closed with `*/`")
+
+
+def test_a_comment_opener_inside_a_string_or_a_closed_comment_is_not_one():
+    with pytest.raises(SerqError) as info:
+        parse('fn main() {\n  /* ok */ stage svc : fifo;\n  workload { trace "a/*b"; }\n  @\n}\n', "c.sq")
+    assert info.value.render().startswith("c.sq:4:3: error[E101]: unexpected character `@`")

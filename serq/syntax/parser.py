@@ -1023,8 +1023,24 @@ def _parse(text: str, path: str, start: str):
     try:
         tree = _parser().parse(text, start)
     except UnexpectedInput as e:
-        raise (_first_hour(path, text, e, start) or _parse_error(path, text, e)) from None
+        raise (_open_comment(path, text, e) or _first_hour(path, text, e, start)
+               or _parse_error(path, text, e)) from None
     return _Builder(path).transform(tree)
+
+
+_COMMENTS = re.compile(r'"[^"\n]*"|//[^\n]*|/\*(?:.|\n)*?\*/|/\*')
+
+
+def _open_comment(path: str, text: str, e: UnexpectedInput) -> Optional[SerqError]:
+    """A `/*` never closed, where the parse failed at or after it: the
+    lexer read it as `/` and `*`."""
+    failed = e.pos_in_stream if isinstance(e, UnexpectedCharacters) else _offset(text, e.token)
+    for m in _COMMENTS.finditer(text):
+        if m.group() == "/*" and m.start() <= failed:
+            sp = _point(path, text, m.start())
+            return SerqError(Diagnostic("E101", "unterminated comment", Span(path, sp.line, sp.col, sp.line, sp.col + 2),
+                                        help="a comment opened with `/*` is closed with `*/`"))
+    return None
 
 
 def parse(text: str, path: str = "<input>") -> A.Program:
