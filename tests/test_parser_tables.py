@@ -192,7 +192,8 @@ def test_the_terminals_are_larks():
      "bad.sq:1:23: error[E101]: unexpected character `@`\n  |\n1 | fn main() { let x = 1 @ 2; }\n"
      "  |                       ^"),
     ("fn main() { \u03bb }",
-     "bad.sq:1:13: error[E101]: unexpected character `\u03bb`\n  |\n1 | fn main() { \u03bb }\n  |             ^"),
+     "bad.sq:1:13: error[E101]: unexpected character `\u03bb`\n  |\n1 | fn main() { \u03bb }\n  |             ^\n"
+     "  = help: a name is ASCII letters, digits and `_` (a string may hold any character)"),
     ("fn main() {\n  stgae svc : fifo;\n}\n",
      "bad.sq:2:3: error[E102]: expected a declaration or a statement, found `stgae`\n  |\n2 |   stgae svc : fifo;\n"
      "  |   ^^^^^\n  = help: did you mean `stage`?"),

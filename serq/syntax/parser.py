@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Optional
 
@@ -973,7 +974,7 @@ def _parse_error(path: str, text: str, e: UnexpectedInput) -> SerqError:
         if ch == '"':
             return SerqError(Diagnostic("E101", "unterminated string", span,
                                         help="a string ends with `\"` on the same line"))
-        return SerqError(Diagnostic("E101", f"unexpected character `{ch}`", span))
+        return SerqError(Diagnostic("E101", f"unexpected character {_char(ch)}", span, help=_char_help(ch)))
     if isinstance(e, UnexpectedToken):
         tok = e.token
         if tok.type == "$END":
@@ -1006,6 +1007,32 @@ def _parse_error(path: str, text: str, e: UnexpectedInput) -> SerqError:
         return SerqError(Diagnostic("E102", f"expected {_join(expected)}{closing}, found {_found(tok)}",
                                     span, help=help_))
     return SerqError(Diagnostic("E102", str(e).split("\n")[0]))    # pragma: no cover - the driver raises no other
+
+
+def _char(ch: str) -> str:
+    """A character as a message shows it: one that shows nothing (a control
+    character, a space other than ` `, a zero-width or a direction mark) by
+    its code point and name."""
+    if unicodedata.category(ch)[0] in "CZ":
+        name = unicodedata.name(ch, "")
+        return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+    return f"`{ch}`"
+
+
+def _char_help(ch: str) -> Optional[str]:
+    ascii_ = unicodedata.normalize("NFKC", ch)
+    if ch in "\u201c\u201d\u201e\u00ab\u00bb":
+        return 'a string is written between ASCII quotes, `"…"`'
+    if ascii_ != ch and ascii_.isascii() and ascii_.strip():
+        return f"did you mean `{ascii_}`?"
+    kind = unicodedata.category(ch)[0]
+    if kind == "L":
+        return "a name is ASCII letters, digits and `_` (a string may hold any character)"
+    if kind == "Z":
+        return "write a plain space ` ` in its place"
+    if kind == "C":
+        return "delete it: it shows nothing"
+    return None
 
 
 def _hint(tok: Token, expected: set[str]) -> Optional[str]:
