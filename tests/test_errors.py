@@ -242,6 +242,12 @@ CASES = {
     'choose_fraction_input': ('use "std/args";\nfn main() {\n  let n = args.number("n", 2);\n  stage svc[2] : fifo;\n  workload { arrive poisson(1); }\n  server { choose j in n - 1 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n}\n',
         {"n": "2.5"},
         "t.sq:6:24: error[E403]: the candidates of `choose` are a whole number ≥ 1, not 1.5\n  |\n6 |   server { choose j in n - 1 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n  |                        ^^^^^\n  = help: `choose j in n by (…);` sets `j` to one of 0 … n − 1"),
+    'set_vs_stage_above': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); }\n  server { set svc = 5; run svc (cost(svc, 1)); }\n}\n',
+        None,
+        "t.sq:5:16: error[E210]: `svc` is already a stage; a set cannot make it an attribute\n  |\n5 |   server { set svc = 5; run svc (cost(svc, 1)); }\n  |                ^^^\n  = note: the stage is declared at t.sq:3:9"),
+    'attribute_as_stage': ('use "std/args";\nfn main() {\n  workload { arrive poisson(1); turn { set svc = 1; } }\n  stage svc : fifo;\n  server { run svc (cost(svc, 1)); }\n}\n',
+        None,
+        "t.sq:4:9: error[E210]: `svc` is already an attribute; a stage cannot take its name\n  |\n4 |   stage svc : fifo;\n  |         ^^^\n  = note: the attribute is declared at t.sq:3:44\n\nt.sq:5:16: error[E302]: `svc` is an attribute, not a stage\n  |\n5 |   server { run svc (cost(svc, 1)); }\n  |                ^^^\n\nerror: 2 errors"),
 }
 
 

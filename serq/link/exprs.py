@@ -11,7 +11,7 @@ from ..syntax import ast as A
 from . import catalogue as C
 from . import entries
 from .env import Env
-from .nodes import LinkAbort, fmt, head_name, names_read, text_of
+from .nodes import LinkAbort, a_, fmt, head_name, names_read, text_of
 
 MAX_AGG_TERMS = 4096
 
@@ -121,7 +121,7 @@ class Exprs:
                 "observe": f"a claim at end reads it with `total({n})`, `count({n})`, …",
                 "def": f"call it: `{n}(…)`",
             }.get(kind)
-            self.fail("E302", f"`{n}` is a {kind}, not a value", e.span, help=hint, env=env)
+            self.fail("E302", f"`{n}` is {a_(kind)}, not a value", e.span, help=hint, env=env)
         if n == "self":
             self.fail("E201", "`self` is the member's index, read in an entry of a queue family", e.span,
                       env=env)
@@ -448,7 +448,7 @@ class Exprs:
                 cands = self.pool_fams if kind == "pool" else self.stage_fams
                 self.fail("E201", f"unknown {kind} `{name}`", span, env=env,
                           help=did_you_mean(name, cands))
-            self.fail("E302", f"`{name}` is a {k}, not a {kind}", span, env=env)
+            self.fail("E302", f"`{name}` is {a_(k)}, not a {kind}", span, env=env)
         fam = (self.pool_fams if kind == "pool" else self.stage_fams).get(name)
         if fam is None:
             raise LinkAbort()  # its declaration failed and was reported

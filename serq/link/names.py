@@ -10,7 +10,7 @@ from ..syntax import ast as A
 from . import catalogue as C
 from . import queues
 from .env import Env
-from .nodes import names_read
+from .nodes import a_, names_read
 
 
 class Names:
@@ -20,24 +20,31 @@ class Names:
 
     def declare(self, name: str, kind: str, span: Span):
         if name in C.SUPPLIED and kind != "register":
-            self.diag.add("E211", f"`{name}` is a name the language supplies; {_a(kind)} takes another name",
+            self.diag.add("E211", f"`{name}` is a name the language supplies; {a_(kind)} takes another name",
                           span, help="context variables, `inf`, `running`, `waiting` and `batch` are "
                                      "kept apart from the program's names")
             return
         builtin = set(M.BUILTIN_ATTRS[:4]) | (set(M.TRACE_ATTRS) if self.has_trace() else set())
         if name in builtin and kind not in ("attribute",):
-            self.diag.add("E211", f"`{name}` is a built-in attribute; {_a(kind)} takes another name", span)
+            self.diag.add("E211", f"`{name}` is a built-in attribute; {a_(kind)} takes another name", span)
             return
         prev = self.kinds.get(name)
         if prev is not None:
             pkind, pspan = prev
             if pkind == kind and kind in ("observe", "attribute"):
                 return
+            if pkind == "attribute" and pspan.file == span.file and \
+                    (span.line, span.col) < (pspan.line, pspan.col):
+                # the attributes are collected first: a declaration above the set is the name's
+                self.diag.add("E210", f"`{name}` is already {a_(kind)}; a set cannot make it an attribute",
+                              pspan, notes=[f"the {kind} is declared at {span}"])
+                self.kinds[name] = (kind, span)
+                return
             if pkind == kind:
                 self.diag.add("E210", f"{kind} `{name}` is declared twice", span,
                               notes=[f"first declared at {pspan}"])
             else:
-                self.diag.add("E210", f"`{name}` is already {_a(pkind)}; {_a(kind)} cannot take its name", span,
+                self.diag.add("E210", f"`{name}` is already {a_(pkind)}; {a_(kind)} cannot take its name", span,
                               notes=[f"the {pkind} is declared at {pspan}"])
             return
         self.kinds[name] = (kind, span)
@@ -175,8 +182,3 @@ class Names:
             if "." not in name:
                 self.request_names[name] = engine
             found.append((name, span))
-
-
-def _a(word: str) -> str:
-    return ("an " if word[0] in "aeiou" else "a ") + word
-

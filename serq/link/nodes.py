@@ -70,6 +70,11 @@ def text_of(e) -> str:
     return "…"
 
 
+def a_(word: str) -> str:
+    """The word with its article: `a stage`, `an attribute`."""
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
 def fmt(v: float) -> str:
     if math.isfinite(v) and v == math.floor(v):
         return str(int(v))
