@@ -16,6 +16,7 @@ exit status 1 and prints :func:`render`.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from dataclasses import field
 from typing import Iterable, Optional, Sequence
 
@@ -104,11 +105,10 @@ class Diagnostic:
             if src is not None:
                 num = str(self.span.line)
                 pad = " " * len(num)
-                if self.span.end_line == self.span.line:
-                    width = max(1, self.span.end_col - self.span.col)
-                else:
-                    width = max(1, len(src) - self.span.col + 1)
-                caret = " " * _display_width(src[: self.span.col - 1]) + "^" * width
+                start = self.span.col - 1
+                end = self.span.end_col - 1 if self.span.end_line == self.span.line else len(src)
+                width = max(1, _display_width(src[start:end]) + max(0, end - max(start, len(src))))
+                caret = " " * _display_width(src[:start]) + "^" * width
                 out.append(f"{pad} |")
                 out.append(f"{num} | {src.expandtabs(1)}")
                 out.append(f"{pad} | {caret}")
@@ -119,8 +119,12 @@ class Diagnostic:
         return "\n".join(out)
 
 
-def _display_width(prefix: str) -> int:
-    return len(prefix.expandtabs(1))
+def _display_width(text: str) -> int:
+    """The columns a terminal gives the text as the line is shown: a tab
+    one (shown as one space), a wide character (CJK, most emoji) two, a
+    combining mark none."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
 
 
 class SerqError(Exception):

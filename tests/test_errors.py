@@ -248,6 +248,12 @@ CASES = {
     'attribute_as_stage': ('use "std/args";\nfn main() {\n  workload { arrive poisson(1); turn { set svc = 1; } }\n  stage svc : fifo;\n  server { run svc (cost(svc, 1)); }\n}\n',
         None,
         "t.sq:4:9: error[E210]: `svc` is already an attribute; a stage cannot take its name\n  |\n4 |   stage svc : fifo;\n  |         ^^^\n  = note: the attribute is declared at t.sq:3:44\n\nt.sq:5:16: error[E302]: `svc` is an attribute, not a stage\n  |\n5 |   server { run svc (cost(svc, 1)); }\n  |                ^^^\n\nerror: 2 errors"),
+    'caret_after_wide_characters': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); }\n  server { /* 名前 😀 */ run svc (cost(svc, zz)); }\n}\n',
+        None,
+        "t.sq:5:42: error[E201]: unknown name `zz`\n  |\n5 |   server { /* 名前 😀 */ run svc (cost(svc, zz)); }\n  |                                             ^^"),
+    'caret_under_wide_characters': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); }\n  server { observe x = "名前"; run svc (cost(svc, 1)); }\n}\n',
+        None,
+        't.sq:5:24: error[E320]: a string is not a value here\n  |\n5 |   server { observe x = "名前"; run svc (cost(svc, 1)); }\n  |                        ^^^^^^'),
 }
 
 

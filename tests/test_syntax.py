@@ -193,20 +193,20 @@ def test_a_comment_opener_inside_a_string_or_a_closed_comment_is_not_one():
     assert info.value.render().startswith("c.sq:4:3: error[E101]: unexpected character `@`")
 
 
-@pytest.mark.parametrize("ch, said, help_", [
-    ("\u200b", "U+200B (ZERO WIDTH SPACE)", "delete it: it shows nothing"),
-    ("\x0b", "U+000B", "delete it: it shows nothing"),
-    ("\u00a0", "U+00A0 (NO-BREAK SPACE)", "write a plain space ` ` in its place"),
-    ("\uff08", "`\uff08`", "did you mean `(`?"),
-    ("\u201c", "`\u201c`", 'a string is written between ASCII quotes, `"…"`'),
-    ("\u00e9", "`\u00e9`", "a name is ASCII letters, digits and `_` (a string may hold any character)"),
+@pytest.mark.parametrize("ch, said, caret, help_", [
+    ("\u200b", "U+200B (ZERO WIDTH SPACE)", "^", "delete it: it shows nothing"),
+    ("\x0b", "U+000B", "^", "delete it: it shows nothing"),
+    ("\u00a0", "U+00A0 (NO-BREAK SPACE)", "^", "write a plain space ` ` in its place"),
+    ("\uff08", "`\uff08`", "^^", "did you mean `(`?"),            # a wide character: two columns
+    ("\u201c", "`\u201c`", "^", 'a string is written between ASCII quotes, `"…"`'),
+    ("\u00e9", "`\u00e9`", "^", "a name is ASCII letters, digits and `_` (a string may hold any character)"),
 ])
-def test_a_character_serq_does_not_read_is_named_so_it_can_be_found(ch, said, help_):
+def test_a_character_serq_does_not_read_is_named_so_it_can_be_found(ch, said, caret, help_):
     """One that shows nothing was said as `` (a zero-width space, a control
     character); each now with what to write instead."""
     text = f"fn main() {{\n  stage{ch}svc : fifo;\n}}\n"
     with pytest.raises(SerqError) as info:
         parse(text, "c.sq")
     assert info.value.render() == (
-        f"c.sq:2:8: error[E101]: unexpected character {said}\n  |\n2 |   stage{ch}svc : fifo;\n  |        ^\n"
+        f"c.sq:2:8: error[E101]: unexpected character {said}\n  |\n2 |   stage{ch}svc : fifo;\n  |        {caret}\n"
         f"  = help: {help_}")
