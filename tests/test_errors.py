@@ -163,7 +163,7 @@ CASES = {
         't.sq:3:11: error[E401]: constant `z` is NaN\n  |\n3 |   let z = 0 / 0;\n  |           ^^^^^\n  = help: a constant is a number or inf'),
     'agg_too_many': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); turn { set s = ~exp(1); } }\n  server { set x = sum j in 5000 (j); run svc (cost(svc, s)); }\n}\n',
         None,
-        't.sq:5:20: error[E404]: aggregates write out more than 4096 terms in this program\n  |\n5 |   server { set x = sum j in 5000 (j); run svc (cost(svc, s)); }\n  |                    ^^^^^^^^^^^^^^^^^'),
+        't.sq:5:20: error[E403]: aggregates write out more than 4096 terms in this program\n  |\n5 |   server { set x = sum j in 5000 (j); run svc (cost(svc, s)); }\n  |                    ^^^^^^^^^^^^^^^^^\n  = help: the linker writes each aggregate out term by term: read fewer members, or name a value computed once (`set`)'),
     'args_without_use': ('fn main() {\n  let r = args.number("r", 1);\n}\n',
         None,
         't.sq:2:11: error[E220]: `args.number` needs `use "std/args";`\n  |\n2 |   let r = args.number("r", 1);\n  |           ^^^^^^^^^^^^^^^^^^^\n  = help: add `use "std/args";` above fn main()'),

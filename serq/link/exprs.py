@@ -231,8 +231,9 @@ class Exprs:
             self.fail("E403", f"`{e.kind}` over 0 terms has no value", e.count.span, env=env)
         self.agg_terms += n
         if self.agg_terms > MAX_AGG_TERMS:
-            self.fail("E404", f"aggregates write out more than {MAX_AGG_TERMS} terms in this program",
-                      e.span, env=env)
+            self.fail("E403", f"aggregates write out more than {MAX_AGG_TERMS} terms in this program",
+                      e.span, env=env, help="the linker writes each aggregate out term by term: "
+                                            "read fewer members, or name a value computed once (`set`)")
         if n == 0:
             return self.num(0, e.span)
         op = {"max": "Max", "min": "Min", "sum": "Add"}[e.kind]
