@@ -254,6 +254,9 @@ CASES = {
     'caret_under_wide_characters': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  workload { arrive poisson(1); }\n  server { observe x = "名前"; run svc (cost(svc, 1)); }\n}\n',
         None,
         't.sq:5:24: error[E320]: a string is not a value here\n  |\n5 |   server { observe x = "名前"; run svc (cost(svc, 1)); }\n  |                        ^^^^^^'),
+    'def_assigns_its_parameter': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  def go(x) {\n    run svc (cost(svc, x));\n    set x = 1;\n  }\n  workload { arrive poisson(1); }\n  server { go(2); }\n}\n',
+        None,
+        "t.sq:6:9: error[E214]: `x` is a parameter of `go` and its body assigns it\n  |\n6 |     set x = 1;\n  |         ^\n  = help: a definition's body assigns attributes of the program, not its parameters"),
 }
 
 

@@ -107,20 +107,21 @@ class Libraries:
             for p in d.params:
                 if p in assigned:
                     self.diag.add("E214", f"`{p}` is a parameter of `{d.name}` and its body assigns it",
-                                  d.span, help="a definition's body assigns attributes of the program, "
-                                               "not its parameters")
+                                  assigned[p], help="a definition's body assigns attributes of the program, "
+                                                    "not its parameters")
         self.defs[d.name] = d
 
 
-def _assigned_names(block) -> set:
-    out = set()
+def _assigned_names(block) -> dict:
+    """Each name the block assigns, at its first assignment."""
+    out = {}
 
     def visit(x):
         if isinstance(x, (A.Set, A.SizeDecl, A.CostDecl, A.Choose)):
-            out.add(x.name)
+            out.setdefault(x.name, x.name_span)
         if isinstance(x, A.Hold):
             for b in x.admission:
-                out.add(b.name)
+                out.setdefault(b.name, b.span)
         if isinstance(x, A.Node):
             for k, v in vars(x).items():
                 if isinstance(v, (A.Node, list)):
