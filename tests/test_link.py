@@ -7,6 +7,7 @@ import pytest
 from serq.diag import SerqError
 from serq.ir import model as M
 from serq.ir.expr import const_value
+from serq.link import compile_file
 from tests.helpers import link, stmts
 
 SVC = "  stage svc : fifo;\n  workload { arrive poisson(1); turn { set s = ~exp(1); } }\n"
@@ -345,3 +346,24 @@ def test_the_linker_notes_a_given_input_folded_by_more_than_products():
                                                          "chunk": "8", "prefix": "1"}, horizon=10.0,
                  input_folds=folds)
     assert folds == []
+
+
+@pytest.mark.parametrize("target, why", [
+    ("p.sq", "it is this program"),
+    ("lib", "it is a directory ({d}/lib)"),
+])
+def test_a_library_that_is_the_program_or_a_directory_is_said_as_such(tmp_path, target, why):
+    """They were read as a library, and said as a syntax error in the
+    program's `fn main` (the program itself), or as `no such file` (a directory)."""
+    (tmp_path / "lib").mkdir()
+    prog = tmp_path / "p.sq"
+    prog.write_text(f'use "{target}";\nfn main() {{\n  stage svc : fifo;\n  workload {{ arrive poisson(1); }}\n'
+                    '  server { run svc (cost(svc, 1)); }\n}\n')
+    with pytest.raises(SerqError) as info:
+        compile_file(str(prog))
+    caret = "^" * len(f'use "{target}";')
+    assert info.value.render() == (
+        f"{prog}:1:1: error[E230]: cannot read library `{target}`: {why.format(d=tmp_path)}\n"
+        f"  |\n1 | use \"{target}\";\n  | {caret}\n"
+        '  = help: a library is a file of definitions next to the program that uses it; the standard one is '
+        '`use "std/args";`')

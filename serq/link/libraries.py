@@ -50,9 +50,10 @@ class Libraries:
         path = os.path.normpath(os.path.join(base, item.path))
         if path in self.used_libraries:
             return
-        if not os.path.isfile(path):
-            self.diag.add("E230", f"cannot read library `{item.path}`: no such file "
-                          f"(looked for {path})", item.span,
+        if not os.path.isfile(path) or path == os.path.normpath(self.path):
+            why = ("it is this program" if os.path.isfile(path) else
+                   f"it is a directory ({path})" if os.path.isdir(path) else f"no such file (looked for {path})")
+            self.diag.add("E230", f"cannot read library `{item.path}`: {why}", item.span,
                           help="a library is a file of definitions next to the program that uses it; "
                                "the standard one is `use \"std/args\";`")
             return
