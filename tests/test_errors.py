@@ -257,6 +257,9 @@ CASES = {
     'def_assigns_its_parameter': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  def go(x) {\n    run svc (cost(svc, x));\n    set x = 1;\n  }\n  workload { arrive poisson(1); }\n  server { go(2); }\n}\n',
         None,
         "t.sq:6:9: error[E214]: `x` is a parameter of `go` and its body assigns it\n  |\n6 |     set x = 1;\n  |         ^\n  = help: a definition's body assigns attributes of the program, not its parameters"),
+    'engine_tokens_cap_negative': ('use "std/args";\nfn main() {\n  let B = args.number("B", 512);\n  device gpu { kv cap 1000; }\n  engine e on gpu {\n    tokens cap B;\n    schedule { advance running; admit waiting taking kv (1); }\n    execute (0.01);\n  }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n  server { hold kv (cost(kv, 1)) { run e prefill (cost(e, 10)); } }\n}\n',
+        {"B": "-512"},
+        "t.sq:6:16: error[E403]: an engine's tokens cap is a number ≥ 0, not -512\n  |\n6 |     tokens cap B;\n  |                ^\n  = help: the tokens an iteration schedules at most (vLLM's max_num_batched_tokens)"),
 }
 
 

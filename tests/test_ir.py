@@ -123,6 +123,18 @@ def test_validator_refuses_a_negative_constant_ps_capacity():
     assert info.value.render() == ("t.sq:3:3: error[E403]: stage `svc`: a ps capacity is a number ≥ 0, not -2\n"
                                    "  |\n3 |   stage svc : fifo;\n  |   ^")
 
+def test_validator_refuses_a_negative_constant_tokens_cap():
+    """An engine of tokens cap -5 ran, scheduling nothing, with only the
+    report's note that it ended with work it did not schedule."""
+    d = json.loads(dumps(link("  device gpu { kv cap 1000; }\n"
+                              "  engine e on gpu { tokens cap 64; schedule { advance running; admit waiting taking kv (1); }"
+                              " execute (0.01); }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n"
+                              "  server { hold kv (cost(kv, 1)) { run e prefill (cost(e, 10)); } }")))
+    d["stages"][0]["kind"]["Step"]["budget"] = {"Num": -5.0}
+    with pytest.raises(SerqError) as info:
+        validate(from_data(d, "x.json"))
+    assert info.value.render().startswith("t.sq:4:3: error[E403]: engine `e`: a tokens cap is a number ≥ 0, not -5\n")
+
 def test_validator_refuses_a_shared_block():
     d = _base()
     blocks = d["blocks"]

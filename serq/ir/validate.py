@@ -520,6 +520,9 @@ class Checker:
             elif type(k) is M.KStep:
                 regs = self.regs_of(i)
                 self.check_expr(k.budget, MOMENTS["Budget"], stage=i, regs_ok=regs, budget_self=i)
+                budget = const_value(k.budget)
+                if budget is not None and budget < 0:
+                    self.problem("E403", f"engine `{label}`: a tokens cap is a number ≥ 0, not {_fmt(budget)}")
                 self.check_expr(k.chunk, MOMENTS["Budget"], stage=i, regs_ok=regs, budget_self=i)
                 self.check_expr(k.cost, MOMENTS["Step"], stage=i, regs_ok=regs)
                 if type(k.serve) is M.ServeBy:

@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..diag import Sources, Span
 from ..ir import model as M
-from ..ir.expr import walk
+from ..ir.expr import const_value, walk
 from ..syntax import ast as A
 from . import entries
 from .env import Env
@@ -26,11 +26,18 @@ class Engines:
         granule = next((i for i in item.items if isinstance(i, A.EGranule)), None)
         if sched is None or execute is None or "tokens" not in eng.caps:
             return
+        said_budget = False
         for member in range(eng.count):
             base_env = Env(engine=eng, member=member, device=eng.device)
             if eng.name in self.queues:
                 base_env = base_env.with_subst(entries.own_pools(self, self.queues[eng.name], member))
             budget = self.try_expr(eng.caps["tokens"][1].expr, base_env.at("tokens_cap"))
+            b = const_value(budget)
+            if b is not None and b < 0 and not said_budget:
+                said_budget = True
+                self.diag.add("E403", f"an engine's tokens cap is a number ≥ 0, not {fmt(b)}",
+                              eng.caps["tokens"][1].expr.span,
+                              help="the tokens an iteration schedules at most (vLLM's max_num_batched_tokens)")
             cost = self.try_expr(execute.expr, base_env.at("execute"))
             gran = None
             if granule is not None:
