@@ -260,6 +260,9 @@ CASES = {
     'engine_tokens_cap_negative': ('use "std/args";\nfn main() {\n  let B = args.number("B", 512);\n  device gpu { kv cap 1000; }\n  engine e on gpu {\n    tokens cap B;\n    schedule { advance running; admit waiting taking kv (1); }\n    execute (0.01);\n  }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n  server { hold kv (cost(kv, 1)) { run e prefill (cost(e, 10)); } }\n}\n',
         {"B": "-512"},
         "t.sq:6:16: error[E403]: an engine's tokens cap is a number ≥ 0, not -512\n  |\n6 |     tokens cap B;\n  |                ^\n  = help: the tokens an iteration schedules at most (vLLM's max_num_batched_tokens)"),
+    'taking_a_pool_twice': ('use "std/args";\nfn main() {\n  device gpu { kv cap 1000; }\n  engine e on gpu {\n    tokens cap 64;\n    schedule { advance running; admit waiting taking kv (1), kv (known); }\n    execute (0.01);\n    request (n) { at admission { known = n; } prefill (n) growing kv; }\n  }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n  server { e (10); }\n}\n',
+        None,
+        "t.sq:6:62: error[E721]: `taking` names `kv` twice\n  |\n6 |     schedule { advance running; admit waiting taking kv (1), kv (known); }\n  |                                                              ^^\n  = note: first named at t.sq:6:54\n  = help: an admission takes each pool once: add the units into one `POOL (…)`"),
 }
 
 

@@ -83,6 +83,14 @@ class Engines:
         takings = [s.taking for s in _sched_walk(stmts) if isinstance(s, A.SAdmit) and s.taking]
         if takings:
             eng.taking = takings[0]
+            first: dict = {}
+            for tk in takings[0].takes if env.member == 0 else []:
+                name = _source_text(tk.ref.span) or tk.ref.text()
+                if name in first:
+                    self.diag.add("E721", f"`taking` names `{name}` twice", tk.ref.span,
+                                  notes=[f"first named at {first[name]}"],
+                                  help="an admission takes each pool once: add the units into one `POOL (…)`")
+                first.setdefault(name, tk.ref.span)
             for t in takings[1:]:
                 if _strip(t) != _strip(takings[0]):
                     self.diag.add("E250", "every `admit waiting` of an engine writes the same `taking`",
