@@ -367,3 +367,17 @@ def test_a_library_that_is_the_program_or_a_directory_is_said_as_such(tmp_path, 
         f"  |\n1 | use \"{target}\";\n  | {caret}\n"
         '  = help: a library is a file of definitions next to the program that uses it; the standard one is '
         '`use "std/args";`')
+
+
+@pytest.mark.parametrize("decl, read", [
+    ("Cost c = cost(svc, ~exp(1));", "c"),
+    ("Cost c = { svc: ~exp(1) };", "c.svc"),
+])
+def test_a_cost_is_declared_in_the_workloads_turn_block_as_a_set_is(decl, read):
+    """`Cost` is a workload quantity (docs/language.md, the workload), yet the
+    turn and init blocks refused it (E712) while taking `set` and `Size`."""
+    body = "  stage svc : fifo;\n  workload { arrive poisson(1); turn { %s } }\n  server { run svc (%s); }"
+    declared = link(body % (decl, read))
+    assert declared.attr_types[declared.slot(read)] == (M.Target("stage", 0),)
+    set_ = link(body % (f"set {read.replace('.', '_')} = cost(svc, ~exp(1));", read.replace(".", "_")))
+    assert [b.stmts for b in declared.blocks] == [b.stmts for b in set_.blocks]

@@ -49,7 +49,8 @@ class Statements:
         t = type(s)
         if t is A.Turn:
             if ctx.where in ("init", "turn"):
-                self.fail("E712", f"the workload's {ctx.where} block may only set and observe", s.span)
+                self.fail("E712", f"the workload's {ctx.where} block may only set (`set`, `Size`, `Cost`) and observe",
+                          s.span)
             if side == "server":
                 self.fail("E716", "`turn;` belongs to the session; a server is done with a request when "
                           "its block is", s.span, env=env)
@@ -64,8 +65,9 @@ class Statements:
             self.fail("E110", "`request;` is the older spelling: `turn;` draws the turn's attributes, "
                       "submits it to the server and waits for the answer", s.span,
                       help="write the session as `session { turn; while (more) { …; turn; } }`")
-        if ctx.where in ("init", "turn") and t not in (A.Set, A.Observe, A.SizeDecl):
-            self.fail("E712", f"the workload's {ctx.where} block may only set and observe", s.span)
+        if ctx.where in ("init", "turn") and t not in (A.Set, A.Observe, A.SizeDecl, A.CostDecl, A.CostRecord):
+            self.fail("E712", f"the workload's {ctx.where} block may only set (`set`, `Size`, `Cost`) and observe",
+                      s.span)
         if t in (A.Set, A.SizeDecl, A.CostDecl):
             name = env.rename.get(s.name, s.name)
             if name not in self.attr_index:
