@@ -157,6 +157,24 @@ def test_a_nic_that_fails_to_declare_is_reported_once_and_its_reads_say_nothing_
         "t.sq:14:12: error[E201]: unknown name `Bw`\n   |\n14 |     nic ps(Bw);\n   |            ^^")
 
 
+@pytest.mark.parametrize("serve, message", [
+    ("serve fifo(0);", "t.sq:13:16: error[E403]: a fifo's servers are a whole number ≥ 1, not 0\n   |\n"
+                       "13 |     serve fifo(0);\n   |                ^"),
+    ("serve ps(0 - 1);", "t.sq:13:14: error[E403]: a ps stage's capacity is a number ≥ 0, not -1\n   |\n"
+                         "13 |     serve ps(0 - 1);\n   |              ^^^^^\n"
+                         "  = help: `ps(c)` shares a throughput of c among the jobs present; a capacity that falls "
+                         "with them may read `present`"),
+])
+def test_a_serve_that_fails_to_declare_is_the_one_error(serve, message):
+    """Its entry's `run (…)` said besides, and first, that the queue
+    `declares no stage`."""
+    src = BASE.replace("  queue D : decode {\n    pool kv { cap 100; }\n    serve fifo;",
+                       "  queue D : decode {\n    pool kv { cap 100; }\n    " + serve)
+    assert src != BASE
+    with pytest.raises(SerqError) as info:
+        compile_source(src, "t.sq")
+    assert info.value.render() == message
+
 def test_an_entry_reading_another_queues_attribute_does_not_link():
     """§Queues: an entry's body reads "nothing else the session has set, nor
     another queue's Q.x" (issue 24, finding 13: `set c = P.c;` in D's entry

@@ -438,6 +438,8 @@ class Exprs:
             fams = self.pool_fams if kind == "pool" else self.stage_fams
             if name in fams:
                 k = kind
+            elif kind == "stage" and getattr(self.queues.get(name), "stage", False):
+                raise LinkAbort()  # it declares one, refused where it is (`serve ps(-1);`)
             elif kind == "stage":
                 self.fail("E302", f"queue `{name}` declares no stage", span, env=env,
                           help="its stage is `serve KIND;` or `engine on DEVICE { … }`")
