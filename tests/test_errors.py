@@ -263,6 +263,9 @@ CASES = {
     'taking_a_pool_twice': ('use "std/args";\nfn main() {\n  device gpu { kv cap 1000; }\n  engine e on gpu {\n    tokens cap 64;\n    schedule { advance running; admit waiting taking kv (1), kv (known); }\n    execute (0.01);\n    request (n) { at admission { known = n; } prefill (n) growing kv; }\n  }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n  server { e (10); }\n}\n',
         None,
         "t.sq:6:62: error[E721]: `taking` names `kv` twice\n  |\n6 |     schedule { advance running; admit waiting taking kv (1), kv (known); }\n  |                                                              ^^\n  = note: first named at t.sq:6:54\n  = help: an admission takes each pool once: add the units into one `POOL (…)`"),
+    'set_by_the_lets_name_of_an_input_named_otherwise': ('use "std/args";\nfn main() {\n  let mu = args.number("rate", 1);\n  stage svc : ps(mu);\n  workload { arrive poisson(1); }\n  server { run svc (cost(svc, 1)); }\n}\n',
+        {"mu": "2"},
+        't.sq:3:7: error[E251]: --set mu: `mu` is the input `rate`, given a value by that name\n  |\n3 |   let mu = args.number("rate", 1);\n  |       ^^\n  = help: give `rate` the value (or name the input as the `let`: `let mu = args.number("mu", …);`)'),
 }
 
 

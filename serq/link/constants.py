@@ -93,7 +93,13 @@ class Constants:
         for name in self.sets:
             if name in self.inputs:
                 continue
-            if name in self.consts:
+            if name in self.consts and self.consts[name].input is not None:
+                c = self.consts[name]
+                given = "" if isinstance(self.sets[name], A.Node) else f"--set {name}: "
+                self.diag.add("E251", f"{given}`{name}` is the input `{c.input}`, given a value by that name",
+                              c.span, help=f"give `{c.input}` the value (or name the input as the `let`: "
+                                           f"`let {name} = args.number(\"{name}\", …);`)")
+            elif name in self.consts:
                 c = self.consts[name]
                 self.diag.add("E250", f"`{name}` is a plain `let`: it cannot be set from outside",
                               c.span, help=f'declare it an input: `let {name} = args.number("{name}", '
