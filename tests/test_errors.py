@@ -266,6 +266,12 @@ CASES = {
     'set_by_the_lets_name_of_an_input_named_otherwise': ('use "std/args";\nfn main() {\n  let mu = args.number("rate", 1);\n  stage svc : ps(mu);\n  workload { arrive poisson(1); }\n  server { run svc (cost(svc, 1)); }\n}\n',
         {"mu": "2"},
         't.sq:3:7: error[E251]: --set mu: `mu` is the input `rate`, given a value by that name\n  |\n3 |   let mu = args.number("rate", 1);\n  |       ^^\n  = help: give `rate` the value (or name the input as the `let`: `let mu = args.number("mu", …);`)'),
+    'statement_defs_reaching_each_other': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  def a(x) { run svc (cost(svc, x)); b(x); }\n  def b(x) { a(x); }\n  workload { arrive poisson(1); }\n  server { a(1); }\n}\n',
+        None,
+        "t.sq:5:14: error[E222]: definition `a` reaches itself\n  |\n5 |   def b(x) { a(x); }\n  |              ^^^^^\n  = note: in `b`, used at t.sq:4:38\n  = note: in `a`, used at t.sq:7:12"),
+    'statement_def_arity_inside_a_def': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  def a(x) { run svc (cost(svc, x)); }\n  def b(x) { a(x, x); }\n  workload { arrive poisson(1); }\n  server { b(1); }\n}\n',
+        None,
+        "t.sq:5:14: error[E221]: `a` takes 1 argument, not 2\n  |\n5 |   def b(x) { a(x, x); }\n  |              ^^^^^^^^\n  = note: in `b`, used at t.sq:7:12"),
 }
 
 

@@ -418,12 +418,12 @@ class Statements:
             d = self.defs[name]
             if d.body is None:
                 self.fail("E302", f"`{name}` is an expression definition; use it in an expression",
-                          s.span)
+                          s.span, env=env)
             if len(tgt.args) != len(d.params):
-                self.fail("E221", f"`{name}` takes {len(d.params)} argument(s), not {len(tgt.args)}",
-                          s.span)
+                self.fail("E221", f"`{name}` takes {len(d.params)} argument{'s' if len(d.params) != 1 else ''}, "
+                          f"not {len(tgt.args)}", s.span, env=env)
             if any(w == f"`{name}`" for w, _ in env.expansions):
-                self.fail("E222", f"definition `{name}` reaches itself", s.span)
+                self.fail("E222", f"definition `{name}` reaches itself", s.span, env=env)
             self.check_def_args(d, tgt.args, env, statement=True)
             sub = {p: (a, env) for p, a in zip(d.params, tgt.args)}
             benv = env.fresh(in_request=env.in_request).with_subst(sub).expanding(f"`{name}`", s.span)
@@ -441,7 +441,7 @@ class Statements:
                       env=env, help=("its entries: " + ", ".join(f"`{v}`" for v in verbs)) if verbs else None)
         if name in ("prefill", "decode"):
             self.mode_outside_request(name, s.span)
-        self.fail("E201", f"unknown statement `{name}(…)`", tgt.fn.span,
+        self.fail("E201", f"unknown statement `{name}(…)`", tgt.fn.span, env=env,
                   help=did_you_mean(name, list(self.defs) + list(self.engines)))
 
     def request_call(self, eng: EngineInfo, call: A.Call, env: Env, side: str, out: list, ctx):
