@@ -272,6 +272,9 @@ CASES = {
     'statement_def_arity_inside_a_def': ('use "std/args";\nfn main() {\n  stage svc : fifo;\n  def a(x) { run svc (cost(svc, x)); }\n  def b(x) { a(x, x); }\n  workload { arrive poisson(1); }\n  server { b(1); }\n}\n',
         None,
         "t.sq:5:14: error[E221]: `a` takes 1 argument, not 2\n  |\n5 |   def b(x) { a(x, x); }\n  |              ^^^^^^^^\n  = note: in `b`, used at t.sq:7:12"),
+    'engine_request_arity': ('use "std/args";\nfn main() {\n  device gpu { kv cap 100; }\n  engine e on gpu {\n    tokens cap 64;\n    schedule { advance running; admit waiting taking kv (1); }\n    execute (0.01);\n    request (n, o) { prefill (n) growing kv; decode (o) growing kv; }\n  }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n  server { e (10); }\n}\n',
+        None,
+        "t.sq:12:12: error[E221]: `e` takes 2 arguments, not 1\n   |\n12 |   server { e (10); }\n   |            ^^^^^^"),
 }
 
 

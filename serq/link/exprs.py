@@ -342,8 +342,8 @@ class Exprs:
         if env.device is not None and f in env.device.time:
             res = env.device.time[f]
             if len(args) != len(res.params):
-                self.fail("E221", f"`{f}` takes {len(res.params)} argument(s), not {len(args)}",
-                          e.span, env=env)
+                self.fail("E221", f"`{f}` takes {len(res.params)} argument{'s' if len(res.params) != 1 else ''}, "
+                          f"not {len(args)}", e.span, env=env)
             if any(w == f"`{f}`" for w, _ in env.expansions):
                 self.fail("E222", f"time resource `{f}` reaches itself", e.span, env=env)
             sub = {p: (a, env) for p, a in zip(res.params, args)}

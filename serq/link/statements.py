@@ -457,8 +457,8 @@ class Statements:
                       help="the server calls the request; the request runs the engine "
                            f"(`prefill (…)`, `decode (…)`), not `{eng.name} (…)`")
         if len(call.args) != len(req.params):
-            self.fail("E221", f"`{eng.name}` takes {len(req.params)} argument(s), not {len(call.args)}",
-                      call.span)
+            self.fail("E221", f"`{eng.name}` takes {len(req.params)} argument{'s' if len(req.params) != 1 else ''}, "
+                      f"not {len(call.args)}", call.span, env=env)
         sub = {}
         for p, a in zip(req.params, call.args):
             v = self.expr(a, env.at("session"))
