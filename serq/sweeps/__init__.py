@@ -272,7 +272,7 @@ def _param(v) -> str:
 def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warmup=None,
           arrivals=None, trace=None, jobs: Optional[int] = None, dask=None,
           progress: Optional[bool] = None, out: Optional[str] = None, force: bool = False,
-          instance: Optional[str] = None) -> Sweep:
+          instance: Optional[str] = None, columns: Optional[list] = None) -> Sweep:
     """Run ``program`` (a path or a :class:`serq.Program`) at every combination
     of the inputs' values in ``set`` (``{"Lambda": [0.3, 0.6, 0.9], "B": 2048}``)
     on every seed (``range(1, 6)`` or ``"1-5"``), each run with ``horizon``,
@@ -285,7 +285,10 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     ``distributed.Client``.  ``progress``: a progress bar on stderr (default:
     when stderr is a terminal).  ``out``: also write the table there (refused
     before the first run when it holds a file a sweep did not write, unless
-    ``force``)."""
+    ``force``).  ``columns``: the names of columns the caller will read (a
+    summary's metrics): one the first finished run's row does not have is
+    refused then (E970), the other runs stopped, not found after them all
+    (every run of a program makes the same columns, data or none)."""
     from . import backends
     from .. import args as A
     from ..api.program import Program, load, usage
@@ -299,6 +302,9 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
                     help="serq.load(path, instance=FILE)")
     lists = G.value_lists(set)
     seed_list = G.parse_seeds(seeds)
+    if columns is not None and (isinstance(columns, str) or not isinstance(columns, (list, tuple))
+                                or not all(isinstance(c, str) for c in columns)):
+        raise A.wrong("serq.sweep", "columns", "a list of column names", columns)
     if lists and program.from_ir:
         raise usage(f"{program.path} is IR: its constants are already folded, so its inputs cannot be swept",
                     help="sweep the .sq program")
@@ -347,6 +353,9 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
                 diags[-1].notes.append(f"in the sweep's run {where + ' ' if where else ''}seed "
                                        f"{seed_list[index % len(seed_list)]}")
                 raise SerqError(diags)
+            if columns and not results:
+                from ..tables.table import columns as columns_of
+                _has_columns(columns, columns_of([row], [*lists, "seed"]))
             results[index] = row
     finally:
         if bar:
@@ -361,6 +370,17 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     if out is not None:
         result.write(out, force=force)
     return result
+
+
+def _has_columns(names: list, known: list) -> None:
+    """Each of ``names`` is one of ``known`` (a run's columns), else E970 as
+    :meth:`Sweep.summary` says it, noting that no other run was finished."""
+    from ..api.report import missing
+    for name in names:
+        if name not in known:
+            e = missing("column", name, known)
+            e.diagnostics[-1].notes.append("found at the sweep's first finished run; the other runs were stopped")
+            raise e
 
 
 def _bar(total: int, progress: Optional[bool]):

@@ -88,7 +88,7 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
         from ..files import read_by
         check_place(out, force=force, inputs=[file, trace, instance, *read_by(program.ir)])
     result = run_sweep(program, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                       trace=trace, jobs=jobs, dask=dask_target)
+                       trace=trace, jobs=jobs, dask=dask_target, columns=[*show, *(b[0] for b in bounds)])
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:

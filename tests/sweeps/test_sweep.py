@@ -192,6 +192,29 @@ def test_usage_errors():
     assert r.exit_code == 2 and "--jobs sizes a local pool or --dask local" in r.output
 
 
+@pytest.mark.parametrize("ask", [["--show", "client.ttft.maen"], ["--under", "client.ttft.maen=0.5"]])
+def test_a_column_the_command_will_not_find_is_refused_at_the_first_run(tmp_path, ask):
+    """A misspelt --show or --under column was found after every run, the
+    table written; it is refused when the first run ends, the others stopped
+    and nothing written."""
+    out = tmp_path / "t.csv"
+    r = run(VLLM, "--set", "Lambda=0.3,0.9", "--seeds", "1-3", "--horizon", H, "--warmup", "4",
+            "--jobs", "2", "--out", str(out), *ask)
+    assert r.exit_code == 1
+    assert r.stderr == ("error[E970]: no column `client.ttft.maen`\n"
+                        "  = note: found at the sweep's first finished run; the other runs were stopped\n"
+                        "  = help: did you mean `client.ttft.mean`?\n")
+    assert not out.exists()
+    with pytest.raises(serq.SerqError) as e:
+        serq.sweep(VLLM, {"Lambda": [0.3]}, seeds="1-2", horizon=float(H), warmup=4, jobs=1, columns=["nope"])
+    assert e.value.render().startswith("error[E970]: no column `nope`\n"
+                                       "  = note: found at the sweep's first finished run; the other runs were stopped\n"
+                                       "  = help: the columns are: Lambda, seed, made.horizon, ")
+    with pytest.raises(serq.SerqError) as e:
+        serq.sweep(VLLM, seeds="1", horizon=float(H), columns="client.ttft.mean")
+    assert e.value.render() == "error[E970]: serq.sweep: columns= is a list of column names, not str 'client.ttft.mean'"
+
+
 def test_a_progress_bar_only_when_asked_or_on_a_terminal(capsys):
     from serq.sweeps import _bar
     assert _bar(3, None) is None          # pytest's stderr is not a terminal
