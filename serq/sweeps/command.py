@@ -14,6 +14,32 @@ def _bad(e: SerqError, hint: str) -> click.BadParameter:
     return click.BadParameter(d.message + (f" ({d.help})" if d.help else ""), param_hint=hint)
 
 
+class _notes:
+    """What the Python API warns of (a ``UserWarning``: the instance's warm-up
+    not used, …) said as ``serq run`` says it, ``note: …`` on stderr, once
+    each; it was Python's warning, its file, line and source line."""
+
+    def __enter__(self):
+        import warnings
+        self.said = set()
+        self.saved = warnings.catch_warnings()
+        self.saved.__enter__()
+        warnings.simplefilter("always", UserWarning)
+        shown = warnings.showwarning
+
+        def show(message, category, *rest, **kw):
+            if not issubclass(category, UserWarning):
+                return shown(message, category, *rest, **kw)
+            if str(message) not in self.said:
+                self.said.add(str(message))
+                click.echo(f"note: {message}", err=True)
+        warnings.showwarning = show
+        return self
+
+    def __exit__(self, *exc):
+        return self.saved.__exit__(*exc)
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="NAME=V1,V2,…",
@@ -87,8 +113,9 @@ def sweep(file, sets, seeds, horizon, warmup, instance, arrivals, trace, jobs, d
     if out != "-":
         from ..files import read_by
         check_place(out, force=force, inputs=[file, trace, instance, *read_by(program.ir)])
-    result = run_sweep(program, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
-                       trace=trace, jobs=jobs, dask=dask_target, columns=[*show, *(b[0] for b in bounds)])
+    with _notes():
+        result = run_sweep(program, lists, seeds=seed_list, horizon=horizon, warmup=warmup, arrivals=arrivals,
+                           trace=trace, jobs=jobs, dask=dask_target, columns=[*show, *(b[0] for b in bounds)])
     if out == "-":
         click.echo(result.csv(), nl=False)
     else:

@@ -267,6 +267,12 @@ def test_a_sweep_reads_the_instance_as_run_does(tmp_path):
                                          r"so this run has no warm-up \(give one below the horizon"):
         sw = serq.sweep(str(prog), seeds=[1], horizon=30, jobs=1)
     assert (sw.rows[0]["made.horizon"], sw.rows[0]["made.warmup"]) == (30, 0)
+    # the command says it as `serq run` does, once: a note, not Python's warning and its source line
+    r = run(str(prog), "--horizon", "30", "--seeds", "1-2", "--set", "lambda=0.5,0.6", "--jobs", "1", "--out", "-")
+    assert r.exit_code == 0, r.output
+    notes = [line for line in r.stderr.splitlines() if not line.startswith("sweep: ")]
+    assert notes == [f"note: the horizon 30 is not beyond the warm-up 40 of the instance {tmp_path}/instances/q.sq, "
+                     "so this run has no warm-up (give one below the horizon with --warmup W, warmup= from Python)"]
     # another instance, named on the command line
     other = tmp_path / "other.sq"
     other.write_text("run { horizon 200; seed 4; lambda 0.75; }\n")
