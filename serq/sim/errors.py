@@ -16,7 +16,8 @@ Codes:
 ======  ==============================================================
 R001    an amount (work, units, reserve, reuse, grow, load, lease) is
         negative or NaN
-R002    an index is not a whole number from 0 below the family's count
+R002    an index is not a whole number from 0 below the family's count,
+        or a ``choose``'s count of candidates is not a whole number ≥ 1
 R003    a guard (branch, while, admit while, schedule branch) is not 0/1
 R004    a session executed a million statements without blocking
 R005    a session became ready a thousand times at one instant

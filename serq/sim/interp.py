@@ -18,7 +18,7 @@ import math
 
 from .codegen import fault_loc
 from .compile import check_amount, check_guard
-from .errors import Fault
+from .errors import Fault, fmt_num
 from .stages import MODE_AWAIT, Job
 from .statements import (MAX_STATEMENTS, OP_ANSWER, OP_BRANCH, OP_CHOOSE, OP_CONTENT, OP_DROP, OP_END,
                          OP_FORK, OP_GROW, OP_HOLD, OP_JOIN, OP_LOAD, OP_LOOP, OP_OBS, OP_RELEASE, OP_RUN,
@@ -209,12 +209,9 @@ class Interpreter:
         a = t.a
         n = st.f(t)
         slot = st.slot
-        if not (n >= 1) or math.isinf(n):
-            if math.isinf(n) and n > 0:
-                raise Fault("R002", "choose over infinitely many candidates")
-            a[slot] = 0.0
-            return
-        n = int(math.floor(n))
+        if not (n >= 1 and math.isfinite(n) and n == math.floor(n)):
+            raise Fault("R002", f"the candidates of `choose` are a whole number ≥ 1, not {fmt_num(n)}")
+        n = int(n)
         best = None
         best_j = 0
         for j in range(n):

@@ -118,6 +118,19 @@ def test_a_computed_draw_outside_its_domain_stops_the_run_there():
         "  |            ^")
 
 
+def test_a_computed_choose_of_no_candidate_stops_the_run_there():
+    """A computed count is held where a constant one is (E403): it set j to 0
+    from no candidates, silently."""
+    p = _source("fn main() {\n  stage svc[2] : fifo;\n  workload { arrive poisson(1); turn { set m = 0; } }\n"
+                "  server { choose j in m by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n}\n")
+    assert _err(lambda: simulate(p)) == (
+        "t.sq:4:12: error[R002]: the candidates of `choose` are a whole number ≥ 1, not 0 "
+        "(session 0, turn 1, time 0)\n"
+        "  |\n"
+        "4 |   server { choose j in m by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n"
+        "  |            ^")
+
+
 def test_a_cap_written_with_an_exponent_is_read_by_z3():
     """`each at most (…)` with 1e-308 in it: `Z3Exception: parser error`."""
     p = _example("examples/multi-turn/vllm.sq", "running.count + waiting.count > 1",

@@ -8,7 +8,7 @@ from serq.diag import SerqError
 from serq.ir import model as M
 from serq.sim import RunError, simulate
 
-from builder import A, Builder, N, query, sample, sessions
+from builder import A, Builder, N, query, sample, samples, sessions
 
 S = M.SLOT
 
@@ -67,6 +67,33 @@ def test_bad_index():
     err = run_error(b.program(arrival=sessions({}), horizon=10))
     assert where(err) == ("R002", "test.sq:5:3", "index 2.5 does not name a member of `s`, which has 2 "
                           "members: an index is a whole number from 0 to 1 (session 0, turn 1, time 0)")
+
+
+@pytest.mark.parametrize("count, shown", [(0, "0"), (-2, "-2"), (2.5, "2.5"), (math.nan, "NaN"),
+                                          (math.inf, "inf")])
+def test_choose_count_not_a_whole_number_from_one(count, shown):
+    """A computed count of candidates is held to what a constant one is
+    (E403 at link time): `choose j in 0` used to set j to 0 from no
+    candidates, and 2.5 was rounded down."""
+    b = Builder()
+    s = b.stage("s", M.KDelay(), count=2)
+    j = b.attr("j")
+    m = b.attr("m")
+    b.session([b.turn(), b.set(m, N(0) / 0 if math.isnan(count) else count), b.choose(j, A(m), [-A(j)]), b.run(s, 1, index=A(j))])
+    err = run_error(b.program(arrival=sessions({}), horizon=10))
+    assert where(err) == ("R002", "test.sq:5:3", f"the candidates of `choose` are a whole number ≥ 1, not {shown} "
+                          "(session 0, turn 1, time 0)")
+
+
+def test_choose_count_computed_whole_runs(tmp_path):
+    """A computed whole count is every candidate (the least key: -j, the last)."""
+    b = Builder()
+    s = b.stage("s", M.KDelay(), count=3)
+    j = b.attr("j")
+    m = b.attr("m")
+    b.session([b.turn(), b.set(m, 3), b.choose(j, A(m), [-A(j)]), b.observe("chosen", A(j)), b.run(s, 1, index=A(j))])
+    rep = simulate(b.program(arrival=sessions({}), horizon=10))
+    assert samples(rep, tmp_path, "chosen") == [(0, 0.0, 2.0)]
 
 
 def test_guard_not_zero_or_one():
