@@ -171,6 +171,14 @@ class Statements:
                           s.count.span, help=f"`choose {s.name} in n by (…);` sets `{s.name}` to one of 0 … n − 1",
                           env=env)
             keys = tuple(self.expr(k, S) for k in s.keys)
+            short = _family_short_of(self, keys, slot, n)
+            if short is not None:
+                fam, count = short
+                owner, _, own = fam.partition(".")      # a queue's pool or stage: `D[j].kv`
+                read = f"{owner}[{s.name}]" + (f".{own}" if own else "")
+                self.fail("E402", f"`{s.name}` runs over 0 … {fmt(n - 1)}, and the keys read `{read}`, "
+                          f"which has {count} member{'s' if count != 1 else ''}", s.count.span,
+                          help=f"choose among its members: `choose {s.name} in {count} by (…);`", env=env)
             self.attr_side.setdefault(slot, set()).add(side)
             self.emit(out, M.SChoose(slot, count, keys), s.span, side)
             return
@@ -540,3 +548,22 @@ class StmtCtx:
                        self.in_fork or fork, self.in_loop or loop,
                        self.holds + ((hold,) if hold is not None else ()))
 
+
+def _family_short_of(lk, keys, slot: int, n) -> Optional[tuple]:
+    """The first family that the keys of `choose` read at the chosen index
+    itself (`queue(svc[j])`) and that has fewer than the choose's constant
+    ``n`` members, as (name, count): every candidate's keys are read, so
+    the run would stop at the first (R002).  None when there is none, or
+    ``n`` is not a constant."""
+    if n is None:
+        return None
+    pool_queries = set(C.POOL_QUERIES.values())
+    for k in keys:
+        for x in walk(k):
+            if type(x) is M.EQuery or type(x) is M.EPrice:
+                ref = x.ref
+                if ref.index == M.EAttr(slot) and ref.count < n:
+                    pool = type(x) is M.EPrice or x.query in pool_queries
+                    meta = lk.pools_meta if pool else lk.stages_meta
+                    return meta[ref.base].name, ref.count
+    return None
