@@ -16,6 +16,7 @@ exit status 1 and prints :func:`render`.
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 from dataclasses import field
 from typing import Iterable, Optional, Sequence
@@ -39,6 +40,16 @@ class Span:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+
+# A line of a source ends with LF, CR LF or a lone CR (a file saved on an old Mac).
+LINE_END = re.compile(r"\r\n?|\n")
+LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def source_lines(text: str) -> list:
+    """The lines of a source's text, as its spans count them."""
+    return LINE_END.split(text)
 
 
 class Sources:
@@ -75,9 +86,9 @@ class Sources:
             except OSError:
                 return None
             cls._texts[path] = text
-        lines = text.split("\n")
+        lines = source_lines(text)
         if 1 <= line <= len(lines):
-            return lines[line - 1].rstrip("\r")
+            return lines[line - 1]
         return None
 
 
@@ -195,9 +206,8 @@ def read_text(path: str, what: str = "") -> str:
     except UnicodeDecodeError as e:
         shown = data.decode("utf-8", errors="replace")
         Sources.add(path, shown)
-        start = data.rfind(b"\n", 0, e.start) + 1
-        line = data.count(b"\n", 0, e.start) + 1
-        col = len(data[start:e.start].decode("utf-8", errors="replace")) + 1
+        before = source_lines(data[:e.start].decode("utf-8", errors="replace"))
+        line, col = len(before), len(before[-1]) + 1
         raise SerqError(Diagnostic(
             "E002", f"the {what or 'file '}is not UTF-8 text: byte 0x{data[e.start]:02x} does not decode",
             Span.point(path, line, col), help="save the file as UTF-8")) from None

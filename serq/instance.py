@@ -22,7 +22,7 @@ import os
 from dataclasses import field
 from typing import Optional
 
-from .diag import Diagnostic, SerqError, Span
+from .diag import Diagnostic, SerqError, Span, source_lines
 from .records import dataclass
 from .syntax import ast as A
 
@@ -113,7 +113,7 @@ def _number(e: A.Expr) -> Optional[float]:
 
 def _source(text: str, span: Span) -> str:
     """The text of ``span`` in ``text`` (lines joined by a space)."""
-    lines = text.splitlines()[span.line - 1:span.end_line]
+    lines = source_lines(text)[span.line - 1:span.end_line]
     if len(lines) == 1:
         return lines[0][span.col - 1:span.end_col - 1]
     return " ".join([lines[0][span.col - 1:]] + [x.strip() for x in lines[1:-1]]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..diag import Span
+from ..diag import Span, source_lines
 from ..syntax import ast as A
 
 
@@ -48,7 +48,7 @@ def program_inputs(text: str, path: str, sets: Optional[dict] = None, given: Opt
         defaults.link(prog)
     if given is None:
         given = {k: v for k, v in sets.items() if isinstance(v, str)}
-    lines = text.splitlines()
+    lines = source_lines(text)
     out = []
     for item in prog.main.items:
         if not (isinstance(item, A.Let) and _is_input(item.expr)):

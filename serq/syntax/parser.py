@@ -11,7 +11,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Optional
 
-from ..diag import Diagnostic, SerqError, Sources, Span
+from ..diag import LONE_CR, Diagnostic, SerqError, Sources, Span
 from . import ast as A, tables
 from .lalr import Parser, Token, Transformer, UnexpectedCharacters, UnexpectedInput, UnexpectedToken, with_meta
 
@@ -1046,6 +1046,7 @@ def _hint(tok: Token, expected: set[str]) -> Optional[str]:
 def _parse(text: str, path: str, start: str):
     if text.startswith("\ufeff"):    # a byte-order mark: not part of the program
         text = text[1:]
+    text = LONE_CR.sub("\n", text)     # a lone CR ends a line, as LF and CR LF do (same offsets)
     Sources.add(path, text)
     try:
         tree = _parser().parse(text, start)

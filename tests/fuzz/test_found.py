@@ -158,6 +158,34 @@ def test_a_file_that_is_not_utf8_is_named_at_its_first_bad_byte(tmp_path):
         "  = help: save the file as UTF-8")
 
 
+
+MM1_LINES = ["fn main() {", "  // one server", "  stage svc : fifo;", "  workload { arrive poisson(0.5); }",
+             "  server { run svc (cost(svc, ~exp(1))); }", "}", ""]
+
+
+def test_a_file_whose_lines_end_with_a_lone_cr_reads_as_its_lf_twin():
+    """An old Mac's line ends: the file was one line, so the comment took
+    the rest of it (E102 at 1:…) and every location was on line 1."""
+    cr, lf = "\r".join(MM1_LINES), "\n".join(MM1_LINES)
+    assert ir.to_data(compile_source(cr, "t.sq", horizon=10)) == ir.to_data(compile_source(lf, "t.sq", horizon=10))
+    mixed = "\r".join(MM1_LINES[:3]) + "\r\n" + "\n".join(MM1_LINES[3:]).replace("~exp(1)", "~exp(zz)")
+    assert _err(lambda: _source(mixed)) == (
+        "t.sq:5:36: error[E201]: unknown name `zz`\n"
+        "  |\n"
+        "5 |   server { run svc (cost(svc, ~exp(zz))); }\n"
+        "  |                                    ^^")
+
+
+def test_a_bad_byte_of_a_file_with_lone_cr_line_ends_is_on_its_line(tmp_path):
+    path = tmp_path / "x.sq"
+    path.write_bytes(b"fn main() {\r  // \xff\r  stage s : fifo;\r}\r")
+    assert _err(lambda: compile_file(str(path))) == (
+        f"{path}:2:6: error[E002]: the file is not UTF-8 text: byte 0xff does not decode\n"
+        "  |\n"
+        "2 |   // \ufffd\n"
+        "  |      ^\n"
+        "  = help: save the file as UTF-8")
+
 # -- the statistics -------------------------------------------------------------
 
 def test_a_ps_stage_of_capacity_1e308_reports_its_statistics():
