@@ -33,6 +33,9 @@ BASE = (
 )
 
 CASES = {
+    'no_serve': ('    serve fifo;\n    nic ps(10);\n    prefill',
+        '    nic ps(10);\n    prefill',
+        't.sq:7:36: error[E273]: `run (…)` runs queue `P`\'s own stage, and it declares none\n  |\n7 |       hold kv (cost(kv, prompt)) { run (cost(P, prompt)); } cache (cost(kv, prompt)) lease kv (inf);\n  |                                    ^^^^^^^^^^^^^^^^^^^^^^\n  = help: declare it: `serve fifo;` or `engine on DEVICE { … }`'),
     'unknown_role': ('queue D : decode',
         'queue D : decoder',
         't.sq:11:13: error[E270]: `decoder` is not a role: a queue plays `gateway`, `prefill`, `decode` or `link`\n   |\n11 |   queue D : decoder {\n   |             ^^^^^^^\n  = help: did you mean `decode`?'),
@@ -174,6 +177,22 @@ def test_a_serve_that_fails_to_declare_is_the_one_error(serve, message):
     with pytest.raises(SerqError) as info:
         compile_source(src, "t.sq")
     assert info.value.render() == message
+
+def test_a_queue_without_a_stage_is_said_once_where_a_definition_runs_it():
+    """The `run (…)` the queue's check cannot see (it is in a definition) is
+    said where the definition is linked, once (E273 was said twice for a
+    `run (…)` written in the entry: at the entry and at the run)."""
+    src = (BASE.replace("{ run (cost(P, prompt)); }", "{ step(prompt); }")
+           .replace("    serve fifo;\n    nic ps(10);\n    prefill", "    nic ps(10);\n    prefill")
+           .replace("fn main() {\n", "fn main() {\n  def step(x) { run (cost(P, x)); }\n"))
+    with pytest.raises(SerqError) as info:
+        compile_source(src, "t.sq")
+    assert info.value.render() == (
+        "t.sq:3:17: error[E273]: `run (…)` runs queue `P`'s own stage, and it declares none\n  |\n"
+        "3 |   def step(x) { run (cost(P, x)); }\n  |                 ^^^^^^^^^^^^^^^^^\n"
+        "  = note: in `step`, used at t.sq:8:36\n  = note: in entry `P.prefill`, used at t.sq:21:23\n"
+        "  = help: declare it: `serve fifo;` or `engine on DEVICE { … }`")
+
 
 def test_an_entry_reading_another_queues_attribute_does_not_link():
     """§Queues: an entry's body reads "nothing else the session has set, nor

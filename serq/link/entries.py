@@ -370,6 +370,8 @@ def run_own(lk, s: A.Run, env: Env):
         lk.fail("E273", "`run (…)` without a stage runs a queue's own stage: it stands in an entry",
                 s.span, env=env, help="name the stage: `run S (cost(S, …));`")
     q = scope.queue
+    if not q.stage and q.stageless_said:
+        raise LinkAbort()   # said at the queue's first `run (…)`
     if not q.stage:
         lk.fail("E273", f"`run (…)` runs queue `{q.name}`'s own stage, and it declares none", s.span,
                 env=env, help="declare it: `serve fifo;` or `engine on DEVICE { … }`")

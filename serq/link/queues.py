@@ -73,6 +73,7 @@ class QueueInfo:
     sets: set = field(default_factory=set)        # names its entries set (renamed `Q.x`)
     lease: Optional[str] = None                   # the own pool every entry leases, IR name
     lease_everywhere: bool = False
+    stageless_said: bool = False                  # E273 said once, at an entry's `run (…)`
 
     @property
     def gateway(self) -> bool:
@@ -192,10 +193,11 @@ def declare_queue(lk, item: A.QueueDecl) -> None:
         if q.latency is not None and verb == "transfer":
             lk.diag.add("E272", "only a link without an entry takes a `latency`: a link with a "
                         "`transfer (n)` entry is called, and its body is the time", e.decl.span)
-    if q.entries and not q.stage and any(_runs_own(e.decl.block) for e in q.entries.values()):
-        e = next(e for e in q.entries.values() if _runs_own(e.decl.block))
+    own = next((r for r in (_own_run(e.decl.block) for e in q.entries.values()) if r is not None), None)
+    if own is not None and not q.stage:
         lk.diag.add("E273", f"`run (…)` runs queue `{name}`'s own stage, and it declares none",
-                    e.decl.span, help="declare it: `serve fifo;` or `engine on DEVICE { … }`")
+                    own.span, help="declare it: `serve fifo;` or `engine on DEVICE { … }`")
+        q.stageless_said = True
     _leases(lk, q)
 
 
@@ -358,15 +360,16 @@ def _child_blocks(s):
     return []
 
 
-def _runs_own(block) -> bool:
+def _own_run(block) -> Optional[A.Run]:
+    """The first `run (…)` written in the block (not through a definition)."""
     for s in block.stmts:
         if isinstance(s, A.Run) and not s.refs:
-            return True
-        if isinstance(s, A.Hold) and _runs_own(s.body):
-            return True
-        if any(_runs_own(b) for b in _child_blocks(s)):
-            return True
-    return False
+            return s
+        for b in ([s.body] if isinstance(s, A.Hold) else _child_blocks(s)):
+            found = _own_run(b)
+            if found is not None:
+                return found
+    return None
 
 
 def declare_relation(lk, item: A.Relation) -> None:
