@@ -32,6 +32,7 @@ class Workload:
             wl_span = wl.span
             session_stmts = None
             seen = set()
+            hidden_at: dict = {}      # a hidden name -> where it is first named
             for w in wl.items:
                 try:
                     if isinstance(w, A.WArrive):
@@ -55,7 +56,12 @@ class Workload:
                         else:
                             turn = self.new_block(w.block.stmts, Env(), "client", where="turn")
                     elif isinstance(w, A.WHidden):
-                        for n in w.names:
+                        for n, at in zip(w.names, w.name_spans):
+                            if n in hidden_at:
+                                self.diag.add("E210", f"`{n}` is hidden twice", at,
+                                              notes=[f"first hidden at {hidden_at[n]}"])
+                                continue
+                            hidden_at[n] = at
                             if n in ("cached", "computed"):
                                 self.diag.add("E253", f"`{n}` is set by the scheduler and cannot be hidden",
                                               w.span)

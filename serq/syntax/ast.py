@@ -552,6 +552,7 @@ class WBlock(Node):
 @dataclass
 class WHidden(Node):
     names: list[str]
+    name_spans: list[Span]
 
 
 @dataclass

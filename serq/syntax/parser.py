@@ -23,6 +23,14 @@ def _parser() -> Parser:
     return Parser(tables.load())
 
 
+class _Names(list):
+    """A list of names (strings), with where each is written (``spans``)."""
+
+    def __init__(self, tokens, spans):
+        super().__init__(str(t) for t in tokens)
+        self.spans = spans
+
+
 class _Builder(Transformer):
     """Grammar rules → AST nodes.  A rule without a handler fails loudly."""
 
@@ -94,7 +102,7 @@ class _Builder(Transformer):
         return ("expr", c[0])
 
     def names(self, c):
-        return [str(t) for t in c]
+        return _Names(c, [self.tsp(t) for t in c])
 
     def count(self, c):
         return c[0]
@@ -378,7 +386,7 @@ class _Builder(Transformer):
 
     @with_meta
     def wl_hidden(self, meta, c):
-        return A.WHidden(self.sp(meta), c[0])
+        return A.WHidden(self.sp(meta), list(c[0]), c[0].spans)
 
     @with_meta
     def server_item(self, meta, c):
