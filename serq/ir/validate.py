@@ -245,7 +245,7 @@ class Checker:
             return False
         if ref.index is not None:
             self.check_expr(ref.index, moment, node)
-            v = const_value(ref.index)
+            v = _const(ref.index)
             if v is not None:
                 if not (0 <= v < ref.count and v == math.floor(v)):
                     self.problem("E402", f"index {_fmt(v)} out of range for `{first.name}`, "
@@ -514,13 +514,13 @@ class Checker:
                     self.problem("E403", f"stage `{label}`: a fifo has at least one server")
             elif type(k) is M.KPs:
                 self.check_expr(k.capacity, MOMENTS["Ps"])
-                cap = const_value(k.capacity)
+                cap = _const(k.capacity)
                 if cap is not None and cap < 0:
                     self.problem("E403", f"stage `{label}`: a ps capacity is a number ≥ 0, not {_fmt(cap)}")
             elif type(k) is M.KStep:
                 regs = self.regs_of(i)
                 self.check_expr(k.budget, MOMENTS["Budget"], stage=i, regs_ok=regs, budget_self=i)
-                budget = const_value(k.budget)
+                budget = _const(k.budget)
                 if budget is not None and budget < 0:
                     self.problem("E403", f"engine `{label}`: a tokens cap is a number ≥ 0, not {_fmt(budget)}")
                 self.check_expr(k.chunk, MOMENTS["Budget"], stage=i, regs_ok=regs, budget_self=i)
@@ -573,7 +573,7 @@ class Checker:
                 self.problem("E404", f"poisson rate {_fmt(a.rate)} must be positive and finite")
         elif type(a) is M.ARenewal:
             self.check_expr(a.gap, MOMENTS["Arrival"])
-            v = const_value(a.gap)
+            v = _const(a.gap)
             if v is not None and not (v > 0 and math.isfinite(v)):
                 self.problem("E404", f"a constant renewal gap must be positive and finite, not {_fmt(v)}",
                              a.gap)
@@ -619,7 +619,7 @@ class Checker:
                          "least recently freed block first (`evict lru;`) and does not spill")
 
     def check_content(self, e: M.Expr, what: str) -> None:
-        v = const_value(e)
+        v = _const(e)
         if v is not None and not (v >= 0 and math.isfinite(v) and v == math.floor(v)):
             self.problem("E292", f"`content`: {what} is {_fmt(v)}: a whole number ≥ 0", e)
 
@@ -904,7 +904,7 @@ class Checker:
         self.const_amount(s.work, "work")
 
     def const_amount(self, e: M.Expr, what: str) -> None:
-        v = const_value(e)
+        v = _const(e)
         if v is not None and (math.isnan(v) or v < 0):
             self.problem("E405", f"the {what} is {_fmt(v)}: an amount is not negative and not NaN", e)
 
@@ -930,7 +930,7 @@ class Checker:
     def const_draw(self, x: M.ESample) -> None:
         """A draw whose parameters are constants: in its distribution's domain
         (``serq.ir.expr.dist_problem``), a constant probability from 0 to 1."""
-        vals = [const_value(a) for a in x.args]
+        vals = [_const(a) for a in x.args]
         if None in vals:
             return
         why = dist_problem(x.dist, vals)
@@ -940,7 +940,7 @@ class Checker:
             self.problem("E408", why, x, help=_DIST_HELP.get(x.dist))
 
     def const_guard(self, e: M.Expr) -> None:
-        v = const_value(e)
+        v = _const(e)
         if v is not None and v not in (0.0, 1.0):
             self.problem("E603", f"a constant guard is {_fmt(v)}, neither 0 nor 1", e,
                          help="a guard is a test; for a draw write `branch with (p)`")
@@ -955,7 +955,7 @@ class Checker:
     def stmt_passes_time(self, s: M.Stmt) -> bool:
         t = type(s)
         if t is M.SRun:
-            v = const_value(s.work)
+            v = _const(s.work)
             return v is None or v > 0
         if t is M.SHold:
             return self.block_passes_time(s.body)
@@ -1016,6 +1016,17 @@ _DIST_HELP = {
     "H2": "`~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`",
     "Bernoulli": "`~bernoulli(p)` is 1 with probability p",
 }
+
+
+def _const(e: M.Expr) -> Optional[float]:
+    """``e``'s value when it is a constant, for a check of what it may be;
+    None when it is not one, and when it is NaN from a number that is
+    (`~exp(0/0)`): E401 says that at the number, and the check would only
+    say it again."""
+    v = const_value(e)
+    if v is not None and v != v and any(type(x) is M.ENum and x.value != x.value for x in walk(e)):
+        return None
+    return v
 
 
 def _fmt(v: float) -> str:
