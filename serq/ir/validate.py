@@ -636,8 +636,10 @@ class Checker:
                     self.check_expr(it.only, MOMENTS["Only"], stage=stage, regs_ok=regs)
                 if it.gate is not None:
                     self.check_expr(it.gate, MOMENTS["Plan"], stage=stage, regs_ok=regs, budget_self=stage)
+                    self.const_guard(it.gate, _SCHEDULE_GUARD)
             elif t is M.IBranch:
                 self.check_expr(it.guard, MOMENTS["Plan"], stage=stage, regs_ok=regs, budget_self=stage)
+                self.const_guard(it.guard, _SCHEDULE_GUARD)
                 self.check_iter(it.then, stage, regs)
                 self.check_iter(it.other, stage, regs)
             elif t is M.ISet:
@@ -939,11 +941,10 @@ class Checker:
         if why is not None:
             self.problem("E408", why, x, help=_DIST_HELP.get(x.dist))
 
-    def const_guard(self, e: M.Expr) -> None:
+    def const_guard(self, e: M.Expr, help: str = "a guard is a test; for a draw write `branch with (p)`") -> None:
         v = _const(e)
         if v is not None and v not in (0.0, 1.0):
-            self.problem("E603", f"a constant guard is {_fmt(v)}, neither 0 nor 1", e,
-                         help="a guard is a test; for a draw write `branch with (p)`")
+            self.problem("E603", f"a constant guard is {_fmt(v)}, neither 0 nor 1", e, help=help)
 
     def block_passes_time(self, b: int) -> bool:
         """Every path through block ``b`` lets time pass (or ends)."""
@@ -1016,6 +1017,9 @@ _DIST_HELP = {
     "H2": "`~h2(m, cv2)` is a balanced two-phase hyperexponential of mean m; cv2 1 is `~exp(m)`",
     "Bernoulli": "`~bernoulli(p)` is 1 with probability p",
 }
+
+
+_SCHEDULE_GUARD = "a guard is a test: 1 takes the branch (or admits on), 0 does not"
 
 
 def _const(e: M.Expr) -> Optional[float]:
