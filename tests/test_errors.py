@@ -254,6 +254,12 @@ CASES = {
     'admit_while_constant_guard': ('use "std/args";\nfn main() {\n  device gpu { kv cap 1000; }\n  engine e on gpu {\n    tokens cap 64;\n    schedule { advance running; admit waiting while (2) taking kv (1); }\n    execute (1);\n  }\n  pool kv on gpu { }\n  workload { arrive poisson(1); }\n  server { hold kv (cost(kv, 1)) { run e prefill (cost(e, 1)); } }\n}\n',
         None,
         't.sq:6:54: error[E603]: a constant guard is 2, neither 0 nor 1\n  |\n6 |     schedule { advance running; admit waiting while (2) taking kv (1); }\n  |                                                      ^\n  = help: a guard is a test: 1 takes the branch (or admits on), 0 does not'),
+    'grow_after_release': ('use "std/args";\nfn main() {\n  pool kv { cap 100; }\n  stage svc : fifo;\n  workload { arrive poisson(1); }\n  server { hold kv (cost(kv, 1)) { release kv; run svc (cost(svc, 1)); grow kv (cost(kv, 2)); } }\n}\n',
+        None,
+        't.sq:6:72: error[E720]: `grow kv` follows a `release kv`: the hold holds `kv` no longer\n  |\n6 |   server { hold kv (cost(kv, 1)) { release kv; run svc (cost(svc, 1)); grow kv (cost(kv, 2)); } }\n  |                                                                        ^^^^^^^^^^^^^^^^^^^^^^\n  = note: released at t.sq:6:36\n  = help: put it before the release, or hold `kv` again around it'),
+    'growing_after_release': ('use "std/args";\nfn main() {\n  device gpu { kv cap 100; }\n  engine e on gpu { tokens cap 64; schedule { advance running; admit waiting; } execute (1); }\n  pool kv on gpu { block 1; }\n  workload { arrive poisson(1); turn { set x = 1; } }\n  server { hold kv (cost(kv, 1)) { release kv; branch (x) { run e prefill (cost(e, 1)) growing kv; } } }\n}\n',
+        None,
+        't.sq:7:61: error[E720]: `growing kv` follows a `release kv`: the hold holds `kv` no longer\n  |\n7 |   server { hold kv (cost(kv, 1)) { release kv; branch (x) { run e prefill (cost(e, 1)) growing kv; } } }\n  |                                                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  = note: released at t.sq:7:36\n  = help: put it before the release, or hold `kv` again around it'),
     'choose_none': ('use "std/args";\nfn main() {\n  stage svc[2] : fifo;\n  workload { arrive poisson(1); }\n  server { choose j in 0 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n}\n',
         None,
         "t.sq:5:24: error[E403]: the candidates of `choose` are a whole number ≥ 1, not 0\n  |\n5 |   server { choose j in 0 by (queue(svc[j])); run svc[j] (cost(svc, 1)); }\n  |                        ^\n  = help: `choose j in n by (…);` sets `j` to one of 0 … n − 1"),
@@ -323,3 +329,18 @@ def test_link_errors_are_collected_and_all_reported():
     assert [d.code for d in info.value.diagnostics] == ["E201", "E201", "E201"]
     assert "unknown name `x1`" in text and "unknown name `x2`" in text and "unknown function `flor`" in text
     assert text.endswith("error: 3 errors")
+
+
+def test_a_grow_a_release_may_not_have_reached_or_in_a_new_hold_links():
+    """E720 after a release is said only where the release is sure to have
+    given the pool back: not after a release in one arm, nor inside a hold
+    that takes the pool again, nor for a second release (a hold run again
+    after a preemption reaches one with nothing to give back)."""
+    src = PRE + "  pool kv { cap 100; }\n" + SVC + (
+        "  server {\n"
+        "    hold kv (cost(kv, 1)) { branch (s > 1) { release kv; } grow kv (cost(kv, 1)); }\n"
+        "    hold kv (cost(kv, 1)) { release kv; hold kv (cost(kv, 1)) { grow kv (cost(kv, 1)); } release kv; }\n"
+        "    run svc (cost(svc, s));\n  }") + POST
+    p = compile_source(src, "t.sq")
+    kinds = [type(st).__name__ for b in p.blocks for st in b.stmts]
+    assert kinds.count("SGrow") == 2 and kinds.count("SRelease") == 3

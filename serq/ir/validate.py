@@ -13,7 +13,9 @@ Checked here:
   (``serq.ir.moments``), hidden attributes only where allowed, draws only
   where allowed, registers only where their engine allows;
 * ownership: ``grow``/``load``/``release``/``growing`` inside a hold of the
-  same reference; a hold names each pool once and leases one of its own;
+  same reference, and ``grow``/``load``/``growing`` not after a ``release``
+  of it that is sure to have run; a hold names each pool once and leases
+  one of its own;
 * legs: a fork body has no turn/end/fork/join; fork and join come together;
 * progress: every path through a loop lets time pass;
 * amounts: constant amounts are not negative or NaN; constant guards 0/1;
@@ -54,10 +56,13 @@ class Checker:
         self.first_fork: Optional[tuple] = None
         self.block_parent: dict[int, int] = {}
         self.cur_path = "$"     # the IR field being checked: where a problem without a span is
+        # the pools a `release` above, in the blocks being walked, gave back from
+        # the one hold on them: (reference, where the release is)
+        self.released: tuple = ()
 
     # -- reporting ---------------------------------------------------------
     def problem(self, code: str, message: str, node: object = None, help: Optional[str] = None,
-                loc: Optional[M.Loc] = None, field: Optional[str] = None) -> None:
+                loc: Optional[M.Loc] = None, field: Optional[str] = None, notes=()) -> None:
         """A problem at the source span of ``node`` (or of the statement or
         declaration being checked); where there is none, at the IR ``field``
         (or the path of what is being checked)."""
@@ -70,7 +75,7 @@ class Checker:
             loc = loc or self.cur_loc
             if loc is not None and 0 <= loc.file < len(self.p.files) and loc.line >= 1 and loc.col >= 1:
                 span = Span.point(self.p.files[loc.file], loc.line, loc.col)
-        self.out.add(code, message, span, help, field=None if span is not None else field or self.cur_path)
+        self.out.add(code, message, span, help, notes, field=None if span is not None else field or self.cur_path)
 
     # -- entry -------------------------------------------------------------
     def run(self) -> None:
@@ -694,12 +699,26 @@ class Checker:
     def walk_block(self, b: int, holds: tuple, in_fork: bool, in_loop: bool) -> None:
         p = self.p
         block = p.blocks[b]
+        released = self.released
         for i, (s, loc, side) in enumerate(zip(block.stmts, block.locs, block.sides)):
             self.cur_loc = loc
             self.cur_stmt = s
             self.cur_path = f"$.blocks[{b}].stmts[{i}]"
             self.check_stmt(s, holds, in_fork, in_loop, side)
+            if type(s) is M.SRelease and sum(h == s.pool for h in holds) == 1:
+                self.released += ((s.pool, self.here()),)
             self.cur_stmt = None
+        self.released = released      # what a block released, the blocks around it still hold
+
+    def here(self) -> str:
+        """Where the statement being checked is, as a note names it."""
+        span = self.span_of(self.cur_stmt) if self.span_of is not None else None
+        if span is not None:
+            return str(span)
+        loc = self.cur_loc
+        if loc is not None and 0 <= loc.file < len(self.p.files) and loc.line >= 1 and loc.col >= 1:
+            return f"{self.p.files[loc.file]}:{loc.line}:{loc.col}"
+        return self.cur_path
 
     def check_stmt(self, s: M.Stmt, holds: tuple, in_fork: bool, in_loop: bool, side: str) -> None:
         p = self.p
@@ -805,10 +824,17 @@ class Checker:
         return "?"
 
     def need_hold(self, ref: M.Ref, holds: tuple, what: str) -> None:
+        name = self.ref_name(ref, 'pool')
         if not any(h == ref for h in holds):
-            self.problem("E720", f"`{what} {self.ref_name(ref, 'pool')}` stands inside no hold of that pool",
+            self.problem("E720", f"`{what} {name}` stands inside no hold of that pool",
                          help="grow, growing, load and release act on an enclosing hold of the same pool "
                               "reference, index included")
+            return
+        where = next((at for r, at in self.released if r == ref), None)
+        if where is not None:
+            self.problem("E720", f"`{what} {name}` follows a `release {name}`: the hold holds `{name}` "
+                         "no longer", notes=[f"released at {where}"],
+                         help=f"put it before the release, or hold `{name}` again around it")
 
     def check_hold(self, s: M.SHold, holds: tuple, in_fork: bool, in_loop: bool, side: str) -> None:
         p = self.p
@@ -859,7 +885,10 @@ class Checker:
             if isinstance(self.type_of(s.lease.time), tuple):
                 self.problem("E310", "a lease's duration is seconds, not a cost", s.lease.time)
         inner = holds + tuple(hp.pool for hp in s.pools)
+        released = self.released
+        self.released = tuple(r for r in released if not any(r[0] == hp.pool for hp in s.pools))
         self.walk_block(s.body, inner, in_fork, in_loop)
+        self.released = released
 
     def check_run(self, s: M.SRun, holds: tuple) -> None:
         p = self.p
