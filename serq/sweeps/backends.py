@@ -7,7 +7,9 @@ diagnostics)`` as runs finish, in any order; the caller orders them."""
 
 from __future__ import annotations
 
+import heapq
 import os
+import time
 from typing import Callable, Iterable, Iterator
 
 from ..api.extras import extra
@@ -80,11 +82,11 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
     """The runs on this process and a pool's workers: each worker has one run
     at a time, handed to it by a feeder thread as soon as its last one ends,
     and this process takes the next run not handed out whenever it is free,
-    so no one waits while a run is left (the runs take unequal times).  The
-    workers take the runs from the front of the list and this process from
-    its back: a point's runs (its seeds) are next to each other, so each
-    process compiles the programs of fewer points (a run's first use of a
-    point's IR reads it and compiles its generated code, serq/sim/codegen.py)."""
+    so no one waits while a run is left.  The runs take unequal times (a
+    point of twice the load runs twice as long), and the sweep ends when its
+    last run does: which run is next is :class:`Longest`'s choice, the point
+    whose runs have taken longest first, so that the runs left at the end
+    are short ones."""
     if pool is None and (jobs <= 1 or len(tasks) <= 1):
         for t in tasks:
             yield run_task(t)
@@ -98,10 +100,13 @@ def local(tasks: list, jobs: int, pool=None) -> Iterator[tuple]:
         sys.setswitchinterval(HANDOFF)
         feed.start()
         while True:
-            t = feed.take(last=True)
+            t = feed.take()
             if t is None:
                 break
-            yield run_task(t)
+            began = time.perf_counter()
+            out = run_task(t)
+            feed.ran(t, time.perf_counter() - began)
+            yield out
             yield from feed.finished(block=False)
         yield from feed.finished(block=True)
     except BaseException:
@@ -132,10 +137,9 @@ class _Feed:
     process's thread by :meth:`finished`."""
 
     def __init__(self, tasks: list, pool):
-        import collections
         import queue
         import threading
-        self.tasks = collections.deque(tasks)
+        self.tasks = Longest(tasks)
         self.lock = threading.Lock()
         self.pool = pool
         self.workers = pool._max_workers
@@ -147,26 +151,31 @@ class _Feed:
     def start(self) -> None:
         self.thread.start()
 
-    def take(self, last: bool = False):
+    def take(self):
         with self.lock:
-            if not self.tasks:
-                return None
-            return self.tasks.pop() if last else self.tasks.popleft()
+            return self.tasks.take()
+
+    def ran(self, task, seconds: float) -> None:
+        with self.lock:
+            self.tasks.ran(task, seconds)
 
     def _run(self) -> None:
         from concurrent.futures import FIRST_COMPLETED, wait
-        running = set()
+        running = {}         # future: (its run, when it was handed out)
         try:
             while not self.stop.is_set():
                 while len(running) < self.workers:
                     t = self.take()
                     if t is None:
                         break
-                    running.add(self.pool.submit(run_task, t))
+                    running[self.pool.submit(run_task, t)] = t, time.perf_counter()
                 if not running:
                     return
-                ended, running = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                ended, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                now = time.perf_counter()
                 for f in ended:
+                    t, began = running.pop(f)
+                    self.ran(t, now - began)
                     self.done.put(f)
         except BaseException as e:      # the pool shut down under us (an interrupt): reported
             self.done.put(e)
@@ -197,6 +206,69 @@ class _Feed:
     def join(self) -> None:
         if self.thread.is_alive():
             self.thread.join(timeout=10)
+
+
+class Longest:
+    """Which of a sweep's runs is next, for processes that each take one when
+    they are free.  A sweep ends with its last run, so the runs left for the
+    end should be short ones (longest first, the classic rule for unequal
+    jobs on parallel machines); a run's time is not known before it runs, but
+    a point's seeds take about the same time.  So the first run of each point
+    goes first, in the grid's order, and after them the runs of the point
+    whose finished runs took longest on average (a point with a run started
+    and none finished counts as longest: it is taking longer than those that
+    finished).  Ties go in the grid's order.  The order changes only which
+    process runs a run and when, never a row: each run's row is its seed's
+    and its point's (serq.sweeps.work)."""
+
+    def __init__(self, tasks: list):
+        self.left: dict = {}            # a point's IR → its runs not handed out, the next last
+        for t in tasks:
+            self.left.setdefault(t[1], []).append(t)
+        for runs in self.left.values():
+            runs.reverse()
+        self.rank = {point: i for i, point in enumerate(self.left)}          # the grid's order
+        self.fresh = list(reversed(self.left))    # the points not yet started, the next last
+        self.times: dict = {}           # a point → [seconds of its finished runs, how many]
+        self.heap: list = []            # (-estimate, rank, version, point)
+        self.version: dict = {}
+
+    def take(self):
+        while self.fresh:
+            runs = self.left[self.fresh.pop()]
+            if runs:
+                t = runs.pop()
+                self._estimate(t[1])
+                return t
+        while self.heap:
+            _, _, version, point = heapq.heappop(self.heap)
+            runs = self.left[point]
+            if version != self.version[point] or not runs:
+                continue
+            t = runs.pop()
+            self._estimate(point)
+            return t
+        return None
+
+    def ran(self, task, seconds: float) -> None:
+        spent = self.times.setdefault(task[1], [0.0, 0])
+        spent[0] += seconds
+        spent[1] += 1
+        self._estimate(task[1])
+
+    def _estimate(self, point) -> None:
+        """The point's place among those started, after a change."""
+        if not self.left[point]:
+            return
+        spent = self.times.get(point)
+        estimate = spent[0] / spent[1] if spent else float("inf")
+        v = self.version[point] = self.version.get(point, 0) + 1
+        heapq.heappush(self.heap, (-estimate, self.rank[point], v, point))
+
+    def clear(self) -> None:
+        self.fresh.clear()
+        for runs in self.left.values():
+            runs.clear()
 
 
 def dask(tasks: list, target, jobs: int) -> Iterator[tuple]:
