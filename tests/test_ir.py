@@ -153,7 +153,13 @@ def test_validator_refuses_a_shared_block():
 
 _json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70),
                        st.floats(width=64), st.text(max_size=6))
-_json = st.recursive(_json_leaf, lambda kids: st.one_of(
+# (lists of whole numbers, and lists of equal lists of them, have their own
+# path: a trace's content; a bool among them, or a float, is not one)
+_ints = st.lists(st.integers(-2 ** 70, 2 ** 70), max_size=5)
+_int_rows = st.integers(0, 3).flatmap(lambda n: st.lists(
+    st.lists(st.one_of(st.integers(-2 ** 70, 2 ** 70), st.integers(-2, 2), st.booleans(), st.floats(width=64)),
+             min_size=n, max_size=n), max_size=4))
+_json = st.recursive(st.one_of(_json_leaf, _ints, _int_rows), lambda kids: st.one_of(
     st.lists(kids, max_size=4),
     st.dictionaries(st.text(max_size=4), kids, max_size=4),
     st.dictionaries(st.integers(0, 3), kids, min_size=1, max_size=2)), max_leaves=20)
@@ -230,3 +236,28 @@ def test_to_data_of_every_example_is_the_field_by_field_encoding():
             continue       # an example that needs inputs given
         assert to_data(prog) == slow(prog), p
         assert dumps(prog) == _stdlib(slow(prog)) + "\n", p
+
+
+_tuples = st.recursive(st.one_of(st.integers(-2 ** 70, 2 ** 70), st.booleans(), st.floats(width=64)),
+                       lambda kids: st.lists(kids, max_size=4).map(tuple), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_tuples, st.lists(st.lists(st.integers(-9, 9), min_size=2, max_size=2), max_size=5)
+                 .map(lambda rows: tuple(map(tuple, rows)))))
+def test_to_data_of_tuples_is_lists_of_the_values(x):
+    """A tuple is written as a list of its values' data, whatever path it
+    takes (a trace's content, tuples of whole numbers, has its own): lists,
+    not tuples; a bool a bool; an infinity its string."""
+    import math
+
+    from serq.ir import codec
+
+    def want(v):
+        if isinstance(v, tuple):
+            return [want(u) for u in v]
+        if isinstance(v, float) and math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    got = codec.to_data(x)
+    assert repr(got) == repr(want(x))

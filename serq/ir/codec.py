@@ -24,6 +24,7 @@ import math
 import types
 import typing
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Union
 
 from ..datafile import DuplicateKey, json_loads
@@ -90,6 +91,12 @@ def _num(x: float) -> Any:
     return float(x)
 
 
+_INT = {int}
+_TUPLE = {tuple}
+_LIST = {list}
+_chain = chain.from_iterable
+
+
 def to_data(obj: Any) -> Any:
     """The JSON-ready value of an IR object."""
     t = type(obj)
@@ -100,6 +107,13 @@ def to_data(obj: Any) -> Any:
     if t is int:
         return obj
     if t is tuple:
+        # whole numbers, or tuples of them (a trace's content: thousands of
+        # pairs), listed in one pass each
+        kinds = set(map(type, obj))
+        if kinds == _INT:
+            return list(obj)
+        if kinds == _TUPLE and set(map(type, _chain(obj))) <= _INT:
+            return list(map(list, obj))
         return [to_data(x) for x in obj]
     plan = _PLANS.get(t)
     if plan is None:
@@ -245,6 +259,17 @@ def _write(x, nl: str, out: list) -> None:
             out.append("[]")
             return
         inner = nl + " "
+        kinds = set(map(type, x))
+        if kinds == _INT:
+            # whole numbers (a trace's content), or lists of as many of them
+            # each: written by one join, the same characters
+            out.append("[" + inner + ("," + inner).join(map(int.__repr__, x)) + nl + "]")
+            return
+        if kinds == _LIST and len(set(map(len, x))) == 1 and set(map(type, _chain(x))) == _INT:
+            deeper = inner + " "
+            each = "[" + deeper + ("," + deeper).join(["%d"] * len(x[0])) + inner + "]"
+            out.append("[" + inner + ("," + inner).join(map(each.__mod__, map(tuple, x))) + nl + "]")
+            return
         out.append("[")
         out.append(inner)
         first = True
