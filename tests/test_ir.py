@@ -261,3 +261,56 @@ def test_to_data_of_tuples_is_lists_of_the_values(x):
         return v
     got = codec.to_data(x)
     assert repr(got) == repr(want(x))
+
+
+_odd = st.one_of(st.integers(-3, 3), st.floats(width=64, allow_nan=False), st.booleans(), st.none(),
+                 st.text(max_size=2), st.just(()), st.just((1, 2, 3)), st.just([1, 2]))
+
+
+def _pair(first, second):
+    def mostly(x):
+        return st.one_of(x, x, x, _odd)
+    return st.one_of(st.tuples(mostly(first), mostly(second)), st.tuples(first, second), _odd)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(
+    st.one_of(st.lists(_pair(st.integers(0, 9), st.floats(0, 9)), max_size=3).map(tuple), _odd),
+    st.one_of(st.none(), st.lists(st.lists(_pair(st.integers(0, 9), st.floats(0, 9)), max_size=3).map(tuple),
+                                  max_size=3).map(tuple), _odd),
+    st.one_of(st.lists(_pair(st.integers(0, 2 ** 64), st.integers(1, 99)), max_size=4).map(tuple), _odd)),
+    min_size=1, max_size=4), st.lists(st.one_of(st.text(max_size=2), st.text(max_size=2), _odd), max_size=4))
+def test_a_traces_sessions_have_their_problems_said_as_each_value_checked_alone(rows, observes):
+    """The shape check of a list of many values (a trace's sessions, their
+    content and turns) passes the whole list in C where its values' types
+    are right; where one is wrong, every problem is said at its own path, as
+    when each value is checked alone (the check before it had that pass)."""
+    import dataclasses
+    import os
+
+    from serq.ir import shape
+    from serq.link import compile_file
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = compile_file(os.path.join(root, "examples", "single-turn", "mg1.sq"), horizon=10.0)
+    sessions = tuple(M.SessionSpec(attrs=a, turns=t, content=c) for a, t, c in rows)
+    prog = dataclasses.replace(p, arrival=M.ASessions(sessions), observes=tuple(observes))
+
+    def checked(fine_all):
+        saved = shape._fine_all
+        shape._fine_all = fine_all
+        shape._check_of.cache_clear()
+        shape._fields.cache_clear()
+        try:
+            return shape.problems(prog)
+        finally:
+            shape._fine_all = saved
+            shape._check_of.cache_clear()
+            shape._fields.cache_clear()
+
+    alone = checked(lambda each: None)
+    assert checked(shape._fine_all) == alone
+    right = all(type(a) is tuple and all(type(x) is tuple and len(x) == 2 and type(x[0]) is int
+                                         and type(x[1]) in (int, float) for x in a) for a, _, _ in rows)
+    assert right == (not any(".attrs" in path for path, _ in alone))
+    assert all(type(o) is str for o in observes) == (not any(".observes" in path for path, _ in alone))

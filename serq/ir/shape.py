@@ -49,6 +49,38 @@ def _describe(v) -> str:
     return f"{type(v).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
+# A list of many values (a trace's sessions, their content and turns: tens of
+# thousands) is checked first as a whole, in C, where its values are checked
+# by their types alone: a check of one type (`_LEAF`: the types it takes) or
+# a tuple of such (`_ROW`: those of each place).  Where that finds no problem
+# there is none; otherwise each value is checked as before, so a problem is
+# said as it always was.
+_LEAF: dict = {}
+_ROW: dict = {}
+_TUPLE = frozenset((tuple,))
+
+
+def _fine_all(each):
+    """A test that every value of a tuple passes ``each``, made of whole-list
+    passes (None where ``each`` is not a check of types alone)."""
+    leaf = _LEAF.get(each)
+    if leaf is not None:
+        return lambda v: set(map(type, v)) <= leaf
+    row = _ROW.get(each)
+    if row is None:
+        return None
+    size = frozenset((len(row),))
+
+    def fine(v):
+        if not (set(map(type, v)) <= _TUPLE and set(map(len, v)) <= size):
+            return False
+        for ok, column in zip(row, zip(*v)):
+            if not set(map(type, column)) <= ok:
+                return False
+        return True
+    return fine
+
+
 @lru_cache(maxsize=None)
 def _check_of(tp) -> Callable[[Any, str, Problems], None]:
     """A function checking a value against the annotation ``tp``."""
@@ -85,10 +117,13 @@ def _check_of(tp) -> Callable[[Any, str, Problems], None]:
         targs = typing.get_args(tp)
         if len(targs) == 2 and targs[1] is Ellipsis:
             each = _check_of(targs[0])
+            fine = _fine_all(each)
 
             def check(v, path, out):
                 if type(v) is not tuple:
                     out.append((path, f"is {_describe(v)}, not a list"))
+                    return
+                if fine is not None and fine(v):
                     return
                 for i, x in enumerate(v):
                     each(x, f"{path}[{i}]", out)
@@ -101,16 +136,20 @@ def _check_of(tp) -> Callable[[Any, str, Problems], None]:
                 return
             for i, (c, x) in enumerate(zip(parts, v)):
                 c(x, f"{path}[{i}]", out)
+        if all(c in _LEAF for c in parts):
+            _ROW[check] = tuple(_LEAF[c] for c in parts)
         return check
     if tp is float:
         def check(v, path, out):
             if type(v) is not float and (type(v) is not int):
                 out.append((path, f"is {_describe(v)}, not a number"))
+        _LEAF[check] = frozenset((float, int))
         return check
     if tp in EXACT:
         def check(v, path, out, tp=tp, want=EXACT[tp]):
             if type(v) is not tp:
                 out.append((path, f"is {_describe(v)}, not {want}"))
+        _LEAF[check] = frozenset((tp,))
         return check
     if isinstance(tp, type) and tp in _VARIANT_CLASSES:
         return _variant_check(_members(tp))
