@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
+import re
+from itertools import accumulate
+
 from hypothesis import given, settings, strategies as st
 
 from serq.datafile import depth_ok
 
 
 def _deepest(text: str) -> int:
-    """How deep ``text``'s brackets nest, brackets inside strings not counted."""
-    depth = most = 0
-    in_str = esc = False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            most = max(most, depth)
-        elif ch in "]}":
-            depth -= 1
-    return most
+    """How deep ``text``'s brackets nest, brackets inside strings not counted:
+    its strings (to their closing quote, or to the end) taken out, then the
+    deepest running count of openers less closers."""
+    outside = re.sub(r'"(?:\\.|[^"\\])*(?:"|\\?\Z)', "", text, flags=re.S)
+    steps = [1 if ch in "[{" else -1 for ch in outside if ch in "[]{}"]
+    return max(accumulate(steps, initial=0))
 
 
 @settings(max_examples=500, deadline=None)
