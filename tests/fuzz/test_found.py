@@ -158,7 +158,6 @@ def test_a_file_that_is_not_utf8_is_named_at_its_first_bad_byte(tmp_path):
         "  = help: save the file as UTF-8")
 
 
-
 MM1_LINES = ["fn main() {", "  // one server", "  stage svc : fifo;", "  workload { arrive poisson(0.5); }",
              "  server { run svc (cost(svc, ~exp(1))); }", "}", ""]
 
@@ -185,6 +184,7 @@ def test_a_bad_byte_of_a_file_with_lone_cr_line_ends_is_on_its_line(tmp_path):
         "2 |   // \ufffd\n"
         "  |      ^\n"
         "  = help: save the file as UTF-8")
+
 
 # -- the statistics -------------------------------------------------------------
 
