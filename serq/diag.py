@@ -16,6 +16,7 @@ exit status 1 and prints :func:`render`.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import unicodedata
 from dataclasses import field
@@ -50,6 +51,20 @@ LONE_CR = re.compile(r"\r(?!\n)")
 def source_lines(text: str) -> list:
     """The lines of a source's text, as its spans count them."""
     return LINE_END.split(text)
+
+
+def number_text(v) -> str:
+    """A number as a message about a program writes it: a whole number
+    without a point, ``inf``, ``-inf``, ``NaN``, else Python's shortest
+    repr."""
+    if isinstance(v, float):
+        if math.isfinite(v) and v == math.floor(v):
+            return str(int(v))
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if math.isnan(v):
+            return "NaN"
+    return str(v)
 
 
 class Sources:

@@ -22,7 +22,7 @@ import os
 from dataclasses import field
 from typing import Optional
 
-from .diag import Diagnostic, SerqError, Span, source_lines
+from .diag import Diagnostic, SerqError, Span, number_text as _fmt, source_lines
 from .records import dataclass
 from .syntax import ast as A
 
@@ -131,10 +131,6 @@ def _Located(expr: A.Expr, name_span: Span) -> A.Expr:
 def _err(span: Span, msg: str) -> SerqError:
     return SerqError(Diagnostic("E120", msg, span,
                                 help="an instance file is `run { horizon T; warmup W; seed N; NAME value; }`"))
-
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if math.isfinite(v) and v == math.floor(v) else str(v)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Iterable, Optional
 
-from ..diag import Collector, Diagnostic, SerqError, Span
+from ..diag import Collector, Diagnostic, SerqError, Span, number_text as _fmt
 from ..records import dataclass
 from . import model as M
 from .expr import children, const_value, dist_problem, is_constant, strip_cost, truth, walk
@@ -1060,16 +1060,6 @@ def _const(e: M.Expr) -> Optional[float]:
     if v is not None and v != v and any(type(x) is M.ENum and x.value != x.value for x in walk(e)):
         return None
     return v
-
-
-def _fmt(v: float) -> str:
-    if isinstance(v, float) and math.isfinite(v) and v == math.floor(v):
-        return str(int(v))
-    if isinstance(v, float) and math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if isinstance(v, float) and math.isnan(v):
-        return "NaN"
-    return str(v)
 
 
 def validate(program: M.Program, span_of: Optional[Callable[[object], Optional[Span]]] = None) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Optional
 
-from ..diag import Span
+from ..diag import Span, number_text as fmt
 from ..ir import model as M
 from ..syntax import ast as A
 from .env import Env
@@ -73,12 +72,6 @@ def text_of(e) -> str:
 def a_(word: str) -> str:
     """The word with its article: `a stage`, `an attribute`."""
     return ("an " if word[0] in "aeiou" else "a ") + word
-
-
-def fmt(v: float) -> str:
-    if math.isfinite(v) and v == math.floor(v):
-        return str(int(v))
-    return str(v)
 
 
 def names_read(node) -> dict:

@@ -468,7 +468,7 @@ def test_a_queue_index_that_is_not_a_number_is_out_of_range():
     """`P[inf].prefill`: an `OverflowError` (a NaN index: a `ValueError`) where
     the linker read the index."""
     src = open("examples/oracle/vllm_pd.sq", encoding="utf-8").read()
-    for index, shown, col, caret in (("1e999", "inf", 9, "^^^^^"), ("(0/0)", "nan", 10, "^^^")):
+    for index, shown, col, caret in (("1e999", "inf", 9, "^^^^^"), ("(0/0)", "NaN", 10, "^^^")):
         p = src.replace("P[0].prefill (prompt);", f"P[{index}].prefill (prompt);")
         msg = _err(lambda: compile_source(p, "examples/oracle/vllm_pd.sq", horizon=10))
         assert msg.startswith(f"examples/oracle/vllm_pd.sq:55:{col}: error[E402]: index {shown} out of range for "
