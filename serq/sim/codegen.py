@@ -467,7 +467,7 @@ def _run(g, c):
     if stage.is_step:     # only an engine orders its residents by it
         g.emit("job.order = t.adm_seq", 2)
     if c.grow_m is not None:
-        g.emit(f"job.pa = sim.innermost(t, {g.bind(c.grow_m, '_m')}(t))", 2)
+        g.emit(f"job.pa = sim.held(t, {g.bind(c.grow_m, '_m')}(t), {f'run {c.name} … growing'!r})", 2)
     g.emit("t.job = job", 2)
     g.emit(f"t.state = {S_STAGE}", 2)
     if stage.shared:

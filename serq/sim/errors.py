@@ -41,6 +41,8 @@ R019    ``--max-events`` or ``--max-seconds`` stopped the run
         (:class:`RunStopped`)
 R020    the run was interrupted (Ctrl-C; :class:`RunStopped`)
 R021    a `content` statement whose id or length is not a whole number from 0 to 2^53
+R022    a ``grow``, ``load`` or ``growing`` run finds no allocation of its pool in its
+        holds (a ``release`` gave it back, or the hold is of another member)
 ======  ==============================================================
 """
 

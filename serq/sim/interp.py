@@ -166,8 +166,7 @@ class Interpreter:
         job = Job.new(t, stage, w, st.mode, self.now, self.job_seq)
         job.order = t.adm_seq
         if st.grow_m is not None:
-            pid = st.grow_m(t)
-            job.pa = self.innermost(t, pid)
+            job.pa = self.held(t, st.grow_m(t), f"run {st.name} … growing")
         t.job = job
         t.state = S_STAGE
         if st.also_m:

@@ -264,3 +264,52 @@ def test_trace_session_exhausted(tmp_path):
     err = run_error(b.program(arrival=sessions({}), horizon=10, trace=str(path), trace_ordered=True))
     assert where(err) == ("R015", "test.sq:4:3", "session 0 takes turn 2, but its trace session has 1 turn "
                           "(session 0, turn 2, time 1)")
+
+
+_HELD = {
+    "grow, in a loop's next pass": ("""      while (n < 2) {
+        set n = n + 1;
+        grow kv (cost(kv, 1));
+        run svc (cost(svc, 0.1));
+        release kv;
+      }""", "t.sq:11:9", "`grow kv`", "time 0.1"),
+    "load, after a branch taken": ("""      branch (n < 1) { release kv; }
+      load kv (cost(kv, 1));""", "t.sq:10:7", "`load kv`", "time 0"),
+    "a growing run, in a loop's next pass": ("""      while (n < 2) {
+        set n = n + 1;
+        run e prefill (cost(e, 10)) growing kv;
+        release kv;
+      }""", "t.sq:11:9", "`run e … growing kv`", "time 0.01"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HELD))
+def test_what_acts_on_a_pool_its_hold_released_stops_the_run(case):
+    """A `release` the linker cannot be sure comes first (E720 refuses one
+    that is: in an earlier pass of a loop, in a branch) gave the pool back,
+    so a later grow, load or growing run has nothing to act on: it did
+    nothing, silently."""
+    from serq.link import compile_source
+    body, at, what, when = _HELD[case]
+    src = ("fn main() {\n  stage svc : fifo;\n  device gpu { kv cap 1000; }\n"
+           "  engine e on gpu { tokens cap 64; schedule { advance running; admit waiting; } execute (0.01); }\n"
+           "  pool kv on gpu { }\n  workload { arrive poisson(1); }\n"
+           "  server { hold kv (cost(kv, 1)) {\n      set n = 0;\n" + body + "\n    }\n  }\n}\n")
+    err = run_error(compile_source(src, "t.sq", horizon=20))
+    assert where(err) == ("R022", at, f"{what} finds no allocation of `kv` in its holds: a `release kv` gave "
+                          f"it back, or the hold is of another member (session 0, turn 1, {when})")
+
+
+def test_a_growing_run_on_an_engine_named_by_an_attribute_after_its_release_stops_the_run():
+    """(the interpreter's run: an engine of a family named by an attribute)"""
+    from serq.link import compile_source
+    src = ("fn main() {\n  device gpu[2] { kv cap 1000; }\n"
+           "  engine e[2] on gpu { tokens cap 64; schedule { advance running; admit waiting; } execute (0.01); }\n"
+           "  pool kv on gpu { }\n  workload { arrive poisson(1); }\n"
+           "  server {\n    set m = 0;\n    hold kv[0] (cost(kv[0], 1)) {\n      set n = 0;\n"
+           "      while (n < 2) {\n        set n = n + 1;\n"
+           "        run e[m] prefill (cost(e[m], 10)) growing kv[0];\n        release kv[0];\n      }\n    }\n  }\n}\n")
+    err = run_error(compile_source(src, "t.sq", horizon=20))
+    assert where(err) == ("R022", "t.sq:12:9", "`run e … growing kv[0]` finds no allocation of `kv[0]` in its "
+                          "holds: a `release kv[0]` gave it back, or the hold is of another member "
+                          "(session 0, turn 1, time 0.01)")

@@ -44,13 +44,27 @@ class Growth:
                     return pa
         return None
 
+    def held(self, t, pid, what: str):
+        """The allocation of pool ``pid`` that ``what`` (a grow, a load, a
+        run's growing) acts on: the innermost hold's.  None left is R022: a
+        `release` gave it back, so the hold holds it no longer (the linker
+        refuses a release sure to come first; one in an earlier pass of a
+        loop or in a branch taken is found here), or the hold is of another
+        member of the family (an index read again since)."""
+        pa = self.innermost(t, pid)
+        if pa is None:
+            name = self.pools[pid].label
+            raise Fault("R022", f"`{what} {name}` finds no allocation of `{name}` in its holds: a `release "
+                                f"{name}` gave it back, or the hold is of another member")
+        return pa
+
     def do_grow(self, t, st) -> bool:
         pid = st.pool_m(t)
-        pa = self.innermost(t, pid)
         d = st.f(t)
         if not (d >= 0):
             check_amount(d, f"amount of `grow {st.name}`")
-        if pa is None or d == 0:
+        pa = self.held(t, pid, "grow")
+        if d == 0:
             return False
         target = pa.alloc + d
         r = self.grow_to(pa, target, t, session=True)
@@ -68,12 +82,10 @@ class Growth:
 
     def do_load(self, t, st) -> None:
         pid = st.pool_m(t)
-        pa = self.innermost(t, pid)
         n = st.f(t)
         if not (n >= 0):
             check_amount(n, f"amount of `load {st.name}`")
-        if pa is None:
-            return
+        pa = self.held(t, pid, "load")
         if pa.pos + n > pa.alloc + 1e-9:
             raise Fault("R012", f"`load {st.name}` of {fmt_num(n)} takes the hold's position to "
                                 f"{fmt_num(pa.pos + n)}, beyond its allocation of {fmt_num(pa.alloc)}: "
