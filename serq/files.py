@@ -119,6 +119,26 @@ def _refuse(message: str, help: str) -> SerqError:
     return SerqError(Diagnostic("E005", message, help=help))
 
 
+def _special(path: str) -> Optional[str]:
+    """What is at ``path`` when it is not a file (nor a directory):
+    ``"stream"`` for a character device or a pipe (``/dev/null``, a FIFO),
+    which is written to, not replaced (it holds no file to lose, and
+    replacing it would put a file in its place); a block device's or a
+    socket's name, which is refused; None for a file or nothing."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "stream"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
 def _same(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -151,6 +171,12 @@ def check_file(path: str, *, what: str, mark: Mark, force: bool = False, inputs:
                           help="write the output elsewhere")
     if os.path.isdir(path):
         raise SerqError(Diagnostic("E004", f"cannot write {what}{path}: it is a directory"))
+    kind = _special(path)
+    if kind == "stream":
+        return
+    if kind is not None:
+        raise SerqError(Diagnostic("E004", f"cannot write {what}{path}: it is {kind}, not a file",
+                                   help="write to a file, a character device (/dev/null) or a pipe"))
     if os.path.lexists(path) and not force and not mark.made(path):
         raise _refuse(f"{what}{path} exists and is not a file {mark.command} made: it is not written over",
                       help=f"give --force (force=True) to replace it, or write elsewhere "
@@ -164,8 +190,9 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
     removed.  ``check_file`` first, and again before the rename."""
     path = os.fspath(path)
     check_file(path, what=what, mark=mark, force=force, inputs=inputs)
-    folder = os.path.dirname(os.path.abspath(path))
     import tempfile     # here: a command that writes nothing does not pay for it (nor shutil's)
+    stream = _special(path) == "stream"      # written to at the end, from a temporary file of its own
+    folder = tempfile.gettempdir() if stream else os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
         # (a signal as it is made: raised once its name is ours to remove,
@@ -180,6 +207,11 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
         yield tmp
         check_file(path, what=what, mark=mark, force=force, inputs=inputs)
         try:
+            if stream:
+                import shutil
+                with open(tmp, "rb") as src, open(path, "wb") as dest:
+                    shutil.copyfileobj(src, dest)
+                return
             os.chmod(tmp, _mode())
             put(lambda: os.replace(tmp, path))
         except OSError as e:

@@ -331,3 +331,41 @@ def test_a_png_figure_is_known_for_serq_draws_own(tmp_path):
     assert other.read_bytes() == b"\x89PNG\r\n\x1a\nnot serq's"
     assert run("draw", MG1, "--out", str(other), "--force").exit_code == 0
     assert sorted(os.listdir(tmp_path)) == ["f.png", "photo.png"]
+
+
+def test_a_device_or_a_pipe_is_written_to_not_replaced(tmp_path):
+    """`serq mooncake-trace --out /dev/null --force` (as root) renamed its file onto
+    /dev/null: the device became a regular file holding the trace.  A character
+    device or a FIFO holds no file to lose: it is written to, with or without
+    --force, and stays what it was; a socket is refused."""
+    import socket
+    import stat
+    import threading
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    r = run("mooncake-trace", "--requests", "2", "--out", str(fifo))
+    reader.join(10)
+    assert (r.exit_code, got) == (0, [run("mooncake-trace", "--requests", "2").stdout.encode()])
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["fifo"]
+    if os.geteuid() == 0:          # a null device of the test's own (never the system's /dev/null)
+        null = tmp_path / "null"
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        for extra in ([], ["--force"]):
+            assert run("mooncake-trace", "--requests", "2", "--out", str(null), *extra).exit_code == 0
+            assert run("draw", MG1, "--format", "svg", "--out", str(null), *extra).exit_code == 0
+            assert stat.S_ISCHR(os.stat(null).st_mode) and os.stat(null).st_rdev == os.makedev(1, 3)
+        assert sorted(os.listdir(tmp_path)) == ["fifo", "null"]
+    sock = socket.socket(socket.AF_UNIX)
+    path = str(tmp_path / "s")
+    sock.bind(path)
+    try:
+        r = run("mooncake-trace", "--requests", "2", "--out", path, "--force")
+        assert (r.exit_code, r.stderr) == (1, f"error[E004]: cannot write --out {path}: it is a socket, not a "
+                                              "file\n  = help: write to a file, a character device (/dev/null) "
+                                              "or a pipe\n")
+        assert stat.S_ISSOCK(os.stat(path).st_mode)
+    finally:
+        sock.close()
