@@ -781,8 +781,12 @@ def mooncake_trace(requests, rate, seed, system, input_, output, follow, context
     if context <= system:
         raise click.BadParameter(f"a prompt of at most {context} tokens leaves no room after the system "
                                  f"prompt's {system}", param_hint="'--context'")
-    text = MT.text(MT.generate(requests=requests, rate=rate, seed=seed, system=system, input=input_,
-                               output=output, follow=follow, context=context))
+    try:
+        rows = MT.generate(requests=requests, rate=rate, seed=seed, system=system, input=input_,
+                           output=output, follow=follow, context=context)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--rate'") from None
+    text = MT.text(rows)
     if out is None:
         click.echo(text, nl=False)
         return

@@ -32,7 +32,7 @@ import json
 import math
 import random
 
-from .ir.trace import MOONCAKE_BLOCK
+from .ir.trace import MOONCAKE_BLOCK, WHOLE
 
 MAX_OUTPUT = 4096          # an answer's tokens at most
 RECENT = 64                # the conversations a request may continue
@@ -49,7 +49,9 @@ def generate(requests: int = DEFAULTS["requests"], rate: float = DEFAULTS["rate"
              system: int = DEFAULTS["system"], input: float = DEFAULTS["input"],
              output: float = DEFAULTS["output"], follow: float = DEFAULTS["follow"],
              context: int = DEFAULTS["context"]) -> list:
-    """The trace's rows, as dicts in Mooncake's key order."""
+    """The trace's rows, as dicts in Mooncake's key order; a ``ValueError``
+    when the arrivals are so sparse (``rate``) that a timestamp would pass
+    what a trace holds."""
     rng = random.Random(seed)
     next_id = 0
 
@@ -66,6 +68,9 @@ def generate(requests: int = DEFAULTS["requests"], rate: float = DEFAULTS["rate"
     for i in range(requests):
         if i:
             t += _exp(rng, 1000.0 / rate)
+            if not t < WHOLE:       # a row's timestamp is below 2^53 (serq/ir/trace.py)
+                raise ValueError(f"request {i + 1} would arrive at {t:g} ms, past 2^53 ms, the latest a "
+                                 "Mooncake row's timestamp can say: give a larger rate or fewer requests")
         message = 1 + int(_exp(rng, input))
         answer = min(MAX_OUTPUT, 1 + int(_exp(rng, output - 1)))
         shared = None

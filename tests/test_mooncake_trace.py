@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from serq import mooncake as MT
 from serq.cli import main
-from serq.ir.trace import MOONCAKE_BLOCK, read_mooncake
+from serq.ir.trace import MOONCAKE_BLOCK, iter_mooncake, read_mooncake
 
 EXAMPLE = os.path.join("examples", "replay", "data", "mooncake_generated.jsonl")
 
@@ -145,3 +145,22 @@ def test_the_example_trace_is_what_the_command_makes():
     # (tools/check.py holds it to the same, `make golden` rewrites it)
     with open(EXAMPLE, encoding="utf-8") as f:
         assert f.read() == MT.text(MT.generate(requests=600))
+
+
+def test_arrivals_too_sparse_for_a_timestamp_are_refused(tmp_path):
+    """`--rate 1e-320` was an internal error (exit 3: a gap of inf ms made an
+    int); `--rate 1e-300` wrote timestamps of 300 digits that serq's own
+    reader refuses (a row's timestamp is below 2^53).  Both are refused at
+    --rate, nothing written; a sparse rate whose timestamps fit is kept."""
+    out = tmp_path / "t.jsonl"
+    for rate, at in (("1e-320", "inf"), ("1e-300", "1.44297e+303")):
+        r = CliRunner().invoke(main, ["mooncake-trace", "--requests", "3", "--rate", rate, "--out", str(out)])
+        assert (r.exit_code, r.output.splitlines()[-1]) == (2, (
+            f"Error: Invalid value for '--rate': request 2 would arrive at {at} ms, past 2^53 ms, the latest a "
+            "Mooncake row's timestamp can say: give a larger rate or fewer requests"))
+    assert not out.exists()
+    # a rate whose timestamps pass 10^15 ms still makes a trace serq reads back
+    r = CliRunner().invoke(main, ["mooncake-trace", "--requests", "3", "--rate", "1e-12", "--out", str(out)])
+    read = [row.timestamp for _, row in iter_mooncake(str(out))]
+    assert (r.exit_code, read) == (0, [row["timestamp"] for row in MT.generate(requests=3, rate=1e-12)])
+    assert 10 ** 15 < read[-1] < 2 ** 53
