@@ -761,7 +761,8 @@ def _finite(ctx, param, value):
               help="the trace's requests (its lines)")
 @click.option("--rate", type=click.FloatRange(0, 1e6, min_open=True), default=3.0, show_default=True,
               callback=_finite, help="requests a second (Poisson arrivals)")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, help="the seed of the draws")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, callback=_seed,
+              help="the seed of the draws")
 @click.option("--system", type=click.IntRange(0, 10_000_000), default=1024, show_default=True,
               help="the system prompt's tokens, the start of every conversation")
 @click.option("--input", "input_", type=click.FloatRange(0, 1e7), default=2000.0, show_default=True,

@@ -164,3 +164,11 @@ def test_arrivals_too_sparse_for_a_timestamp_are_refused(tmp_path):
     read = [row.timestamp for _, row in iter_mooncake(str(out))]
     assert (r.exit_code, read) == (0, [row["timestamp"] for row in MT.generate(requests=3, rate=1e-12)])
     assert 10 ** 15 < read[-1] < 2 ** 53
+
+
+def test_a_seed_past_2_64_is_refused():
+    """The seed range is serq's one, 0 to 2^64 - 1; 2^64 made a trace of its own."""
+    r = CliRunner().invoke(main, ["mooncake-trace", "--requests", "1", "--seed", str(2 ** 64)])
+    assert (r.exit_code, r.output.splitlines()[-1]) == (2, (
+        "Error: Invalid value for '--seed': a seed is a whole number from 0 to 2^64 − 1, not 18446744073709551616"))
+    assert CliRunner().invoke(main, ["mooncake-trace", "--requests", "1", "--seed", str(2 ** 64 - 1)]).exit_code == 0
