@@ -17,8 +17,8 @@ from typing import Optional
 
 from ..diag import Diagnostic, SerqError
 from . import compose, fit as F, metrics as MX, models, profile as PF, replay as RP, runs
+from .fit import E_USE
 
-E_USE = "E984"
 PROGRAM = os.path.join("examples", "replay", "vllm_measured.sq")
 # the names of the interconnect's constants in a cost (docs/calibration.md)
 COMM = ("ar_lat", "ar_tok")

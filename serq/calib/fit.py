@@ -40,6 +40,7 @@ from . import solve
 from .compose import REGIMES, Grid
 
 E_FIT = "E983"
+E_USE = "E984"         # options that do not go together
 LAYERS = "layers"
 # inputs a kernel profile does not measure: 0 in the fit (the profile's step
 # has none of it), kept at their values in the instance it writes, unless the
@@ -176,10 +177,21 @@ def calibrate(p: M.Program, g: Grid, *, layers: Optional[int], hold=(), stages=N
     values = dict(values or {})
     fixed: dict = {}
     held: dict = {}
-    unknown = [h for h in hold if h not in names]
-    if unknown:
-        raise SerqError(Diagnostic(E_FIT, f"--hold {unknown[0]}: the cost names no constant `{unknown[0]}` "
-                                          f"(it names {', '.join(names)})"))
+    for option, given in (("--hold", hold), ("--fit", free_too)):
+        unknown = [h for h in given if h not in names]
+        if unknown:
+            raise SerqError(Diagnostic(E_FIT, f"{option} {unknown[0]}: the cost names no constant `{unknown[0]}` "
+                                              f"(it names {', '.join(names)})"))
+    measured = [h for h in free_too if h not in NOT_PROFILED]
+    if measured:
+        raise SerqError(Diagnostic(E_FIT, f"--fit {measured[0]}: the profile measures `{measured[0]}`, so it is "
+                                          "fitted without --fit",
+                                   help=f"--fit names a constant a kernel profile does not measure: "
+                                        f"{', '.join(NOT_PROFILED)}"))
+    both = [h for h in hold if h in free_too]
+    if both:
+        raise SerqError(Diagnostic(E_USE, f"--hold {both[0]} and --fit {both[0]}: a constant is held at its value "
+                                          "or fitted, not both"))
     if LAYERS in names:
         if LAYERS in values:
             fixed[LAYERS] = values[LAYERS]

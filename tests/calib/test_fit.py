@@ -89,3 +89,21 @@ def test_a_cost_with_no_named_constant_has_nothing_to_fit(tmp_path):
     with pytest.raises(SerqError) as e:
         C.calibrate(tp, str(prog), {})
     assert e.value.diagnostics[0].message.startswith("the cost names no constants")
+
+
+@pytest.mark.parametrize("kw, code, message, help", [
+    (dict(free_too=("nope",)), "E983", "--fit nope: the cost names no constant `nope` (it names gap, head, layers, "
+     "dflat, dlo, dfix, dtok, km, kmn, kd, kp, at, ar_lat, ar_tok)", None),
+    (dict(free_too=("dfix",)), "E983", "--fit dfix: the profile measures `dfix`, so it is fitted without --fit",
+     "--fit names a constant a kernel profile does not measure: gap, ar_lat, ar_tok"),
+    (dict(hold=("gap",), free_too=("gap",)), "E984", "--hold gap and --fit gap: a constant is held at its value "
+     "or fitted, not both", None),
+])
+def test_a_fit_of_a_constant_it_cannot_fit_is_refused(tmp_path, kw, code, message, help):
+    """`--fit nope` and `--fit dfix` were accepted and did nothing; `--hold gap --fit gap`
+    held gap and said nothing.  Each is refused before the fit, nothing written."""
+    tp = write_bundle(str(tmp_path), compile_file(PROGRAM, horizon=1.0), TRUTH)
+    with pytest.raises(SerqError) as e:
+        C.calibrate(tp, PROGRAM, {}, **kw)
+    d = e.value.diagnostics[0]
+    assert (d.code, d.message, d.help) == (code, message, help)
