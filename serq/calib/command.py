@@ -62,6 +62,11 @@ def calibrate(profile_dir: str, program: Optional[str], sets: dict, *, hold=(), 
     measured run's bundle), then fitted again at the batches the program
     makes replaying that run's workload at its engine settings (only its
     workload and settings are read, never a measured time)."""
+    for t in comments:        # a line of the instance file, written as UTF-8
+        bad = next((c for c in t if 0xDC80 <= ord(c) <= 0xDCFF), None)   # (a byte the locale could not decode)
+        if bad is not None:
+            raise SerqError(Diagnostic(E_USE, f"--comment {t!r}: byte 0x{ord(bad) - 0xDC00:02X} is not UTF-8",
+                                       help="the instance file is UTF-8: write the comment in it"))
     prof = PF.read(profile_dir)
     program = program or default_program()
     model = models.model(prof.model)
@@ -219,8 +224,8 @@ def instance_text(prof, program: str, cal: F.Calibration, resolved, budget, max_
     held = [c for c in cal.constants if c.held]
     for c in held:
         lines.append(f"// {c.name} is not fitted: {c.held}.")
-    for t in comments:
-        lines.append(f"// {t}")
+    for t in comments:        # a comment of several lines is a `//` line each (it cannot end the header)
+        lines += [f"// {part}".rstrip() for part in t.splitlines() or [""]]
     items = []
     s = resolved.settings
     for k in ("horizon", "warmup", "seed"):

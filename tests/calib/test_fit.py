@@ -107,3 +107,23 @@ def test_a_fit_of_a_constant_it_cannot_fit_is_refused(tmp_path, kw, code, messag
         C.calibrate(tp, PROGRAM, {}, **kw)
     d = e.value.diagnostics[0]
     assert (d.code, d.message, d.help) == (code, message, help)
+
+
+def test_a_comment_of_several_lines_is_a_comment_line_each(tmp_path):
+    """`--comment "$(printf 'a\\nb')"` wrote `b` as a line of the instance file's
+    code, which serq then refused (E102 at `b`); bytes that are not UTF-8 were an
+    internal error (exit 3) as the file was written."""
+    from serq import instance
+    tp = write_bundle(str(tmp_path), compile_file(PROGRAM, horizon=1.0), TRUTH)
+    res = C.calibrate(tp, PROGRAM, {}, comments=["a\nb\r\nc\rd\u2028e", "", "x */ y"])
+    lines = res.instance_text.splitlines()
+    start = lines.index("// a")
+    assert lines[start:start + 8] == ["// a", "// b", "// c", "// d", "// e", "//", "// x */ y", "run {"]
+    out = tmp_path / "c.sq"
+    out.write_text(res.instance_text, encoding="utf-8")
+    assert instance.read(str(out)).settings == {"horizon": 60.0, "warmup": 10.0, "seed": 1}
+    with pytest.raises(SerqError) as e:
+        C.calibrate(tp, PROGRAM, {}, comments=["ok", "e\udc85f"])
+    d = e.value.diagnostics[0]
+    assert (d.code, d.message, d.help) == ("E984", "--comment 'e\\udc85f': byte 0x85 is not UTF-8",
+                                           "the instance file is UTF-8: write the comment in it")
