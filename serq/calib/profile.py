@@ -57,7 +57,7 @@ class Profile:
 def read(path: str) -> Profile:
     path = os.path.normpath(path)
     if not os.path.isdir(path):
-        raise R.missing("the profile folder", path, HELP)
+        raise R.missing("the profile folder", path, HELP, folder=True)
     m = _TP.match(os.path.basename(path))
     if m is None:
         raise R.content(f"the profile folder {path} is not named tp<N> (its tensor-parallel degree)",

@@ -90,7 +90,7 @@ def read(path: str, workload: Optional[str] = None) -> Run:
     four levels up), or ``workload`` when given."""
     path = os.path.normpath(path)
     if not os.path.isdir(path):
-        raise R.missing("the measured run", path, HELP)
+        raise R.missing("the measured run", path, HELP, folder=True)
     meta_path = os.path.join(path, "vllm", "meta.json")
     R.need_file(meta_path, "the run's meta.json", HELP)
     meta = R.json_file(meta_path, "run's meta.json")

@@ -140,6 +140,27 @@ def test_the_commands_on_a_missing_bundle_say_so_and_write_nothing(tmp_path):
     assert r.stderr.split("\n")[0] == f"error[E980]: the measured run {tmp_path / 'nope'} does not exist"
 
 
+def test_a_file_that_is_a_directory_or_a_device_says_what_it_is(tmp_path):
+    """`serq measured B --workload /dev/null` said `workload /dev/null is not what it
+    should be`; what is at the path is now named."""
+    b = bundle(tmp_path)
+    meta = os.path.join(b, "vllm", "meta.json")
+    os.rename(meta, meta + ".x")
+    os.mkdir(meta)
+    with pytest.raises(SerqError) as e:
+        runs.read(b)
+    assert e.value.diagnostics[0].message == f"the run's meta.json {meta} is a directory, not a file"
+    os.rmdir(meta)
+    os.rename(meta + ".x", meta)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(SerqError) as e:
+        runs.read(b, workload=str(tmp_path / "fifo"))
+    assert e.value.diagnostics[0].message == f"workload {tmp_path / 'fifo'} is a pipe, not a file"
+    with pytest.raises(SerqError) as e:
+        PF.read(meta)
+    assert e.value.diagnostics[0].message == f"the profile folder {meta} is a file, not a directory"
+
+
 def test_the_cli_prints_a_bad_file_with_its_line_and_caret(profile, tmp_path):
     path = os.path.join(profile, "per_sequence.csv")
     rewrite_line(path, 2, "lm_head,one,700")
