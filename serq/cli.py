@@ -19,6 +19,7 @@ from typing import Optional
 import click
 
 from .diag import SerqError
+from .options import Path
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
@@ -215,7 +216,7 @@ def load_run(path: str, sets: tuple = (), *, horizon: Optional[float] = None,
     return program, {"program": path, "instance": run.instance, "inputs": run.given}
 
 
-_file = click.argument("file", type=click.Path(dir_okay=False))
+_file = click.argument("file", type=Path(dir_okay=False))
 # what a command writes goes through serq/files.py: a file it did not make is
 # not written over, nor a dump into a directory holding other files, but
 # with --force; an input of the command never
@@ -227,9 +228,9 @@ _set = click.option("--set", "sets", multiple=True, metavar="NAME=EXPR",
 
 
 def _run_options(f):
-    f = click.option("--instance", type=click.Path(dir_okay=False),
+    f = click.option("--instance", type=Path(dir_okay=False),
                      help="an instance file: `run { horizon T; warmup W; seed N; NAME value; }`")(f)
-    f = click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")(f)
+    f = click.option("--trace", type=Path(dir_okay=False), help="replace the program's trace")(f)
     f = click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")(f)
     f = click.option("--warmup", type=float, callback=_nonneg, help="time discarded before recording")(f)
     f = click.option("--horizon", type=float, callback=_positive, help="the run's length")(f)
@@ -250,7 +251,7 @@ def check(file, sets, inputs):
 @main.command()
 @_file
 @_set
-@click.option("--instance", type=click.Path(dir_okay=False),
+@click.option("--instance", type=Path(dir_okay=False),
               help="an instance file whose values to show (default: the program's, instances/NAME.sq)")
 @click.option("--json", "as_json", is_flag=True, help="print the inputs as JSON")
 @_inputs
@@ -328,7 +329,7 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @_set
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-@click.option("--dump", type=click.Path(file_okay=False), help="write one CSV per observe to DIR")
+@click.option("--dump", type=Path(file_okay=False), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
 @click.option("--max-events", type=click.IntRange(min=1), help="stop the run after N events")
 @click.option("--max-seconds", type=float, callback=_positive, help="stop the run after S seconds")
@@ -391,7 +392,7 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
               show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["svg", "tikz", "png"]),
               help="the figure's format (default: --out's extension, .svg, .tex or .png; else svg)")
-@click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
+@click.option("--out", type=Path(dir_okay=False), help="write to a file instead of stdout")
 @_force
 def draw(file, sets, view, fmt, out, force):
     """Draw the deployment or the session as a figure: SVG, TikZ or PNG (PNG
@@ -483,7 +484,7 @@ def _oracle_json(out: dict) -> str:
     return "{" + ",\n".join(json.dumps(k) + ": " + json.dumps(out[k]) for k in keys) + "}"
 
 
-_program_opt = click.option("--program", "program", type=click.Path(dir_okay=False),
+_program_opt = click.option("--program", "program", type=Path(dir_okay=False),
                             help="check this program's engine (one `serq target` accepts) instead of "
                                  "the oracle's own program")
 
@@ -536,7 +537,7 @@ def program_with_requests(program: str, s: dict, sets: tuple = ()):
 
 
 @oracle.command(name="run")
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.argument("scenario", type=Path(dir_okay=False))
 @_program_opt
 @_set
 def oracle_run(scenario, program, sets):
@@ -546,7 +547,7 @@ def oracle_run(scenario, program, sets):
 
 
 @oracle.command(name="diff")
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.argument("scenario", type=Path(dir_okay=False))
 @_program_opt
 @_set
 def oracle_diff(scenario, program, sets):
@@ -580,7 +581,7 @@ def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float, e
 
 def _fuzz_options(what: str):
     def wrap(f):
-        f = click.option("--out", "out_dir", type=click.Path(file_okay=False), default="tools/oracle/found",
+        f = click.option("--out", "out_dir", type=Path(file_okay=False), default="tools/oracle/found",
                          show_default=True, help="where a shrunk disagreement is written")(f)
         f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
         f = click.option("--force", is_flag=True, help="write over a file in --out this command did not make")(f)
@@ -611,7 +612,7 @@ def _campaign(kind: str, n: int, seed: int, out_dir: str, force: bool, shrink: b
 
 
 @oracle.command(name="ir")
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.argument("scenario", type=Path(dir_okay=False))
 def oracle_ir(scenario):
     """Print the IR of the oracle program compiled for SCENARIO.json."""
     from .ir import dumps
@@ -620,7 +621,7 @@ def oracle_ir(scenario):
 
 
 @oracle.command(name="replay")
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=Path(dir_okay=False))
 def oracle_replay(trace):
     """Replay a prefix-cache TRACE.json with examples/replay/vllm_replay.sq on the step
     clock; print what tools/oracle/vllm_replay_oracle.py prints."""
@@ -631,7 +632,7 @@ def oracle_replay(trace):
 
 
 @oracle.command(name="replay-ir")
-@click.argument("trace", type=click.Path(dir_okay=False))
+@click.argument("trace", type=Path(dir_okay=False))
 def oracle_replay_ir(trace):
     """Print the IR of the replay program compiled for a prefix-cache TRACE.json."""
     from .ir import dumps
@@ -640,12 +641,12 @@ def oracle_replay_ir(trace):
 
 
 @main.command()
-@click.argument("profile_dir", type=click.Path(file_okay=False))
-@click.option("--program", type=click.Path(dir_okay=False),
+@click.argument("profile_dir", type=Path(file_okay=False))
+@click.option("--program", type=Path(dir_okay=False),
               help="the program whose cost to fit (default examples/replay/vllm_measured.sq)")
-@click.option("--out", type=click.Path(dir_okay=False), required=True,
+@click.option("--out", type=Path(dir_okay=False), required=True,
               help="the instance file to write: the program's run settings and the fitted constants")
-@click.option("--instance", type=click.Path(dir_okay=False),
+@click.option("--instance", type=Path(dir_okay=False),
               help="link the program with this instance file (default: its own)")
 @_set
 @click.option("--hold", multiple=True, metavar="NAME", help="keep this constant at its value (repeatable)")
@@ -664,10 +665,10 @@ def oracle_replay_ir(trace):
 @click.option("--link-latency", type=float, callback=_nonneg, help="the interconnect's latency, µs")
 @click.option("--comment", multiple=True, metavar="TEXT",
               help="a line for the instance file's header, e.g. where a held constant's value comes from")
-@click.option("--run", "run_dir", type=click.Path(file_okay=False),
+@click.option("--run", "run_dir", type=Path(file_okay=False),
               help="fit again at the batches the program makes replaying this measured run's workload at its "
                    "engine settings (a bundle's bench/examples/<GPU>/<model>/; no measured time is read)")
-@click.option("--workload", type=click.Path(dir_okay=False),
+@click.option("--workload", type=Path(dir_okay=False),
               help="with --run: the workload the run replayed (default: meta.json's dataset_path)")
 @click.option("--json", "as_json", is_flag=True, help="print the calibration as JSON")
 @_force
@@ -690,17 +691,17 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
 
 
 @main.command()
-@click.argument("bundle_dir", type=click.Path(file_okay=False))
-@click.option("--program", type=click.Path(dir_okay=False),
+@click.argument("bundle_dir", type=Path(file_okay=False))
+@click.option("--program", type=Path(dir_okay=False),
               help="the program to replay the run through (default examples/replay/vllm_measured.sq)")
-@click.option("--instance", type=click.Path(dir_okay=False),
+@click.option("--instance", type=Path(dir_okay=False),
               help="an instance file with the program's constants (e.g. one `serq calibrate` wrote)")
 @_set
 @click.option("--arrivals", "arrivals_from", type=click.Choice(["workload", "queued"]), default="workload",
               show_default=True, help="arrive at the workload's times, or when the run queued each request")
-@click.option("--workload", type=click.Path(dir_okay=False),
+@click.option("--workload", type=Path(dir_okay=False),
               help="the workload the run replayed (default: meta.json's dataset_path in the bundle's repository)")
-@click.option("--figure", type=click.Path(dir_okay=False),
+@click.option("--figure", type=Path(dir_okay=False),
               help="write predicted against measured per request, and the CDFs (.png or .svg)")
 @click.option("--tune", "tune_spec", metavar="NAME=V1,V2,…",
               help="replay the run at each of these values of one constant (the host's `gap`, which no kernel "
@@ -773,7 +774,7 @@ def _finite(ctx, param, value):
               help="the chance that a request continues a conversation")
 @click.option("--context", type=click.IntRange(1, 10_000_000), default=32768, show_default=True,
               help="a prompt's tokens at most")
-@click.option("--out", type=click.Path(dir_okay=False), help="write to a file instead of stdout")
+@click.option("--out", type=Path(dir_okay=False), help="write to a file instead of stdout")
 @click.option("--force", is_flag=True, help="write over a --out file that is there")
 def mooncake_trace(requests, rate, seed, system, input_, output, follow, context, out, force):
     """Write a trace in Mooncake's format made from a seed: Poisson arrivals,
@@ -796,7 +797,7 @@ def mooncake_trace(requests, rate, seed, system, input_, output, follow, context
 
 
 @oracle.command(name="mooncake")
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=Path(dir_okay=False))
 @click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
 @click.option("--diff", "use_diff", is_flag=True,
               help="both, and the first step where they part (or `agree`), with both times")
@@ -849,7 +850,7 @@ def _replay_diff(rep, s: dict, ours: dict, theirs: dict, fields: list, summary: 
 
 
 @oracle.command(name="measured")
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=Path(dir_okay=False))
 @click.option("--vllm", "use_vllm", is_flag=True, help="replay it through vLLM's real scheduler instead")
 @click.option("--diff", "use_diff", is_flag=True,
               help="both, and the first step where they part (or `agree`), with both times")
@@ -891,7 +892,7 @@ main.lazy = {"sweep": ("serq.sweeps.command", "sweep"), "plot": ("serq.plot.comm
 # ---------------------------------------------------------------- the P/D oracle
 
 @oracle.command(name="pd")
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.argument("scenario", type=Path(dir_okay=False))
 @click.option("--vllm", "use_vllm", is_flag=True,
               help="print what two of vLLM's real schedulers give (tools/oracle/vllm_pd_oracle.py)")
 @click.option("--diff", "diff", is_flag=True,
@@ -936,7 +937,7 @@ def oracle_pd_fuzz(n, seed, force, out_dir):
 # ---------------------------------------------------------------- the SGLang oracle
 
 @oracle.command(name="sglang")
-@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.argument("scenario", type=Path(dir_okay=False))
 @click.option("--sglang", "use_sglang", is_flag=True,
               help="print what SGLang 0.5.23's real scheduler gives (tools/oracle/sglang_oracle.py)")
 @click.option("--diff", "diff", is_flag=True,

@@ -165,3 +165,19 @@ def test_a_report_is_json_a_strict_reader_reads():
     r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--json")
     assert r.exit_code == 0
     json.loads(r.stdout, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+
+def test_an_empty_path_is_refused_at_its_option(tmp_path):
+    """`serq run P --dump ""` (an unset $DIR) ran and exited 0 with no dump, as did
+    `--trace ""`, `measured --figure ""` and `oracle fuzz --out ""` (the default
+    folder); `draw --out ""` drew on stdout; `calibrate --out ""` was E004 at a file
+    named ``.  Each is a usage error at its option, nothing run or written."""
+    cases = [("run", MG1, "--horizon", "10", "--dump", ""), ("run", MG1, "--horizon", "10", "--trace", ""),
+             ("draw", MG1, "--out", ""), ("calibrate", str(tmp_path), "--out", ""), ("oracle", "fuzz", "--out", ""),
+             ("measured", str(tmp_path), "--figure", ""), ("inputs", MG1, "--instance", ""), ("check", "")]
+    for args in cases:
+        r = run(*args)
+        option = "'FILE'" if args[0] == "check" else f"'{args[-2]}'"
+        assert (r.exit_code, r.stdout, r.stderr.splitlines()[-1]) == (
+            2, "", f"Error: Invalid value for {option}: an empty path names no file"), args
+    assert os.listdir(tmp_path) == []

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from ..options import Path
 from ..diag import SerqError
 
 
 @click.command()
-@click.argument("tables", nargs=-1, type=click.Path(dir_okay=False), metavar="[TABLE]...")
+@click.argument("tables", nargs=-1, type=Path(dir_okay=False), metavar="[TABLE]...")
 @click.option("--x", "x", metavar="INPUT", help="the table's column on the x axis (an input)")
 @click.option("--y", "y", metavar="COLUMN", help="the table's column on the y axis (e.g. client.ttft.mean)")
 @click.option("--by", metavar="INPUT", help="one line per value of this input")
@@ -17,9 +18,9 @@ from ..diag import SerqError
               help="a table's name in the legend, one per TABLE in their order (default: the file's name)")
 @click.option("--stat", type=click.Choice(["mean", "median"]), default="mean", show_default=True,
               help="the line: the seeds' mean or median (every seed is a dot, an unstable one a cross)")
-@click.option("--samples", "samples", multiple=True, type=click.Path(dir_okay=False), metavar="DIR/NAME.csv",
+@click.option("--samples", "samples", multiple=True, type=Path(dir_okay=False), metavar="DIR/NAME.csv",
               help="an observation's samples (serq run --dump DIR): histogram and CDF; repeat to compare")
-@click.option("--gauge", "gauges", multiple=True, type=click.Path(dir_okay=False), metavar="DIR/gauge/NAME.csv",
+@click.option("--gauge", "gauges", multiple=True, type=Path(dir_okay=False), metavar="DIR/gauge/NAME.csv",
               help="a gauge's change points (serq run --dump DIR): a time series; repeat to compare")
 @click.option("--bins", type=click.IntRange(min=1, max=10_000), default=40, show_default=True,
               help="histogram bins (at most 10 000)")

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..options import Path
 from ..diag import SerqError
 
 
@@ -41,17 +42,17 @@ class _notes:
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=Path(dir_okay=False))
 @click.option("--set", "sets", multiple=True, metavar="NAME=V1,V2,…",
               help="an input's values (commas outside parentheses separate them); repeat for a grid")
 @click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
               help="the seeds of every point: 1-5, 1,3,7 or 1-3,10")
 @click.option("--horizon", type=float, help="each run's length (default: the instance's)")
 @click.option("--warmup", type=float, help="time discarded before recording (default: the instance's)")
-@click.option("--instance", type=click.Path(dir_okay=False),
+@click.option("--instance", type=Path(dir_okay=False),
               help="an instance file (default: the program's, instances/NAME.sq beside it)")
 @click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")
-@click.option("--trace", type=click.Path(dir_okay=False), help="replace the program's trace")
+@click.option("--trace", type=Path(dir_okay=False), help="replace the program's trace")
 @click.option("--jobs", type=click.IntRange(min=1), help="processes (default: every core); with "
               "--dask local, the cluster's workers")
 @click.option("--dask", "dask_target", metavar="ADDRESS|local",
