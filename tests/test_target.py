@@ -120,6 +120,33 @@ def test_programs_that_are_no_vllm_engine_say_why():
         target("examples/papers/dai_sarathi.sq")
 
 
+@pytest.mark.parametrize("given, message", [
+    ("B=0", "the `tokens cap` of engine `vllm` is 0: vLLM's max_num_batched_tokens is a whole number from 1 below "
+            "2^53"),
+    ("B=1e300", "the `tokens cap` of engine `vllm` is 1e+300: vLLM's max_num_batched_tokens is a whole number from "
+                "1 below 2^53"),
+    ("B=2^53", "the `tokens cap` of engine `vllm` is 9007199254740992: vLLM's max_num_batched_tokens is a whole "
+               "number from 1 below 2^53"),
+    ("max_seqs=inf", "the cap of the queue `reqs` of engine `vllm` is inf: vLLM's max_num_seqs is a whole number "
+                     "from 1 below 2^53"),
+    ("blocks=1e20", "the KV pool `kv` holds 1.6e+21 tokens, 1e+20 blocks: vLLM's num_gpu_blocks_override is a "
+                    "whole number from 1 below 2^53"),
+])
+def test_an_engine_size_vllm_cannot_take_is_refused_with_its_value(given, message):
+    """`--set B=1e300` printed `--max-num-batched-tokens 1000000000000000052504…` (301
+    digits, not the number given) and `--set blocks=1e20` a 21-digit block count: an
+    engine's sizes are whole numbers below 2^53, as the oracle's scenarios' are;
+    `B=0` was said to be `not a constant whole number`."""
+    from serq.diag import SerqError
+    name, value = given.split("=")
+    value = str(2 ** 53) if value == "2^53" else value
+    with pytest.raises(SerqError) as e:
+        target("examples/replay/vllm_measured.sq", f"{name}={value}")
+    assert [d.message for d in e.value.diagnostics] == [f"not a vLLM 0.33.0 engine: {message}"]
+    edge = target("examples/replay/vllm_measured.sq", f"B={2 ** 53 - 1}", "blocks=562949953421311")
+    assert (edge.args["max_num_batched_tokens"], edge.args["num_gpu_blocks_override"]) == (2 ** 53 - 1, 2 ** 49)
+
+
 # ---------------------------------------------------------------- --program
 
 @pytest.mark.parametrize("path", FCFS, ids=os.path.basename)

@@ -27,7 +27,7 @@ import dataclasses
 import math
 from typing import Optional
 
-from ..diag import Diagnostic, SerqError, Span
+from ..diag import Diagnostic, SerqError, Span, number_text
 from ..ir import model as M
 
 VLLM = "0.33.0"
@@ -107,8 +107,21 @@ def _num(e) -> Optional[float]:
     return e.value if type(e) is M.ENum else None
 
 
+WHOLE = 2 ** 53     # an engine argument is a whole number below this (one JSON and the oracle's scenarios keep exactly)
+RANGE = "a whole number from 1 below 2^53"
+
+
 def _whole(x: Optional[float]) -> bool:
-    return x is not None and math.isfinite(x) and x == int(x)
+    return x is not None and math.isfinite(x) and x == int(x) and abs(x) < WHOLE
+
+
+def _arg(x: Optional[float]) -> bool:
+    """``x`` can be one of vLLM's sizes: a whole number from 1 below 2^53."""
+    return _whole(x) and x >= 1
+
+
+def _is(x: Optional[float]) -> str:
+    return "is not a constant" if x is None else f"is {number_text(x) if abs(x) < 1e16 else format(x, 'g')}"
 
 
 def _chunk(e: M.Expr, budget: float, admitted: list[int]) -> Optional[tuple]:
@@ -207,8 +220,8 @@ def vllm(p: M.Program) -> Target:
     if k.granule is not None:
         refuse(st.loc, f"{name} has a granule; vLLM chunks a prefill to any number of tokens")
     budget = _num(k.budget)
-    if not (_whole(budget) and budget >= 1):
-        refuse(st.loc, f"the `tokens cap` of {name} is not a constant whole number",
+    if not _arg(budget):
+        refuse(st.loc, f"the `tokens cap` of {name} {_is(budget)}: vLLM's max_num_batched_tokens is {RANGE}",
                help="vLLM's max_num_batched_tokens is one number")
         budget = None
     admitted = [i for i, q in enumerate(p.pools) if q.admit_via == si]
@@ -238,14 +251,19 @@ def vllm(p: M.Program) -> Target:
         raise SerqError(refuse.items)
     kv = p.pools[k.memory]
     seqs = reqs.cap
-    if not (_whole(seqs) and seqs >= 1):
-        refuse(reqs.loc, f"the queue `{reqs.name}` of {name} has no whole cap: vLLM's max_num_seqs is one number")
+    if not _arg(seqs):
+        refuse(reqs.loc, f"the cap of the queue `{reqs.name}` of {name} {_is(seqs)}: vLLM's max_num_seqs is {RANGE}")
         seqs = None
     bs = kv.block
-    if not (_whole(bs) and bs >= 1):
+    if bs is None:
         refuse(kv.loc, f"the KV pool `{kv.name}` allocates no blocks: vLLM's block_size is one number",
                help="write `block bs;` in the pool")
+    elif not _arg(bs):
+        refuse(kv.loc, f"the block of the KV pool `{kv.name}` {_is(bs)}: vLLM's block_size is {RANGE}")
         bs = None
+    elif math.isfinite(kv.cap) and not kv.cap // bs + 1 < WHOLE:
+        refuse(kv.loc, f"the KV pool `{kv.name}` holds {kv.cap:g} tokens, {kv.cap // bs:g} blocks: vLLM's "
+                       f"num_gpu_blocks_override is {RANGE}")
     elif not (_whole(kv.cap) and kv.cap % bs == 0):
         refuse(kv.loc, f"the KV pool `{kv.name}` holds {kv.cap:g} tokens, not a whole number of {bs:g}-token blocks")
     if type(kv.evict) is not M.EvictLru:
