@@ -147,14 +147,23 @@ def _unraisable(u) -> None:
     an atexit function): a signal's, dropped so, would leave the command
     running with every signal ignored.  The signal is sent again, from a
     thread, a moment later: it is raised where the program is then (were
-    it dropped again, again)."""
+    it dropped again, again).  Any other, once a signal is stopping the
+    command, is what the signal cut short (an object half made whose
+    destructor fails: pyparsing's ``Forward.__del__`` as matplotlib builds its
+    grammar), and is not said: the command says only that it stopped."""
     if _pending is not None and u.exc_type is not None and issubclass(u.exc_type, KeyboardInterrupt):
         import threading
         signum = _pending
         signal.signal(signum, _raise)
         threading.Timer(0.001, os.kill, (os.getpid(), signum)).start()
         return
+    if _pending is not None:
+        return
     (_hook or sys.__unraisablehook__)(u)
+
+
+def _unsaid(u) -> None:
+    """The command's process after a signal stopped it: nothing more is said."""
 
 
 def stop_now(signum, frame) -> None:
@@ -205,7 +214,8 @@ def stopping():
             for s, h in old.items():
                 signal.signal(s, h)
         if _depth == 0:
-            sys.unraisablehook = _hook or sys.__unraisablehook__
+            stopped = isinstance(sys.exc_info()[1], KeyboardInterrupt)
+            sys.unraisablehook = _unsaid if _process and stopped else (_hook or sys.__unraisablehook__)
 
 
 def _wait(signum, frame):
