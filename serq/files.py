@@ -119,24 +119,30 @@ def _refuse(message: str, help: str) -> SerqError:
     return SerqError(Diagnostic("E005", message, help=help))
 
 
+def kind_of(path: str) -> Optional[str]:
+    """What is at ``path`` (following links), in words: ``a file``, ``a
+    directory``, ``a character device``, ``a pipe``, ``a block device``, ``a
+    socket``, ``a link to nothing``; None when nothing is."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "a link to nothing" if os.path.lexists(path) else None
+    kinds = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISFIFO, "a pipe"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((k for test, k in kinds if test(mode)), "not a file")
+
+
 def _special(path: str) -> Optional[str]:
     """What is at ``path`` when it is not a file (nor a directory):
     ``"stream"`` for a character device or a pipe (``/dev/null``, a FIFO),
     which is written to, not replaced (it holds no file to lose, and
     replacing it would put a file in its place); a block device's or a
-    socket's name, which is refused; None for a file or nothing."""
-    import stat
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+    socket's name, which is refused; None for a file, a directory or nothing."""
+    kind = kind_of(path)
+    if kind in ("a character device", "a pipe"):
         return "stream"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return None
+    return kind if kind in ("a block device", "a socket") else None
 
 
 def _same(a: str, b: str) -> bool:
@@ -298,7 +304,8 @@ def check_tree(directory: str, *, what: str, command: str, force: bool = False, 
     (unless ``force``) or an input of the command; E004 when it is a file."""
     directory = os.fspath(directory)
     if os.path.lexists(directory) and not os.path.isdir(directory):
-        raise SerqError(Diagnostic("E004", f"cannot write {what}{directory}: it is a file, not a directory"))
+        raise SerqError(Diagnostic("E004", f"cannot write {what}{directory}: it is {kind_of(directory)}, "
+                                           "not a directory"))
     if not os.path.isdir(directory):
         return
     for src in _inputs(inputs):
@@ -428,7 +435,7 @@ class Collection:
     def check(self) -> None:
         d = self.directory
         if os.path.lexists(d) and not os.path.isdir(d):
-            raise SerqError(Diagnostic("E004", f"cannot write {self.what}{d}: it is a file, not a directory"))
+            raise SerqError(Diagnostic("E004", f"cannot write {self.what}{d}: it is {kind_of(d)}, not a directory"))
 
     def add(self, name: str, text: str) -> str:
         self.check()

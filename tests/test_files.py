@@ -350,6 +350,9 @@ def test_a_device_or_a_pipe_is_written_to_not_replaced(tmp_path):
     reader.join(10)
     assert (r.exit_code, got) == (0, [run("mooncake-trace", "--requests", "2").stdout.encode()])
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["fifo"]
+    r = run("run", MG1, "--horizon", "10", "--dump", str(fifo))      # a directory's place: said what it is
+    assert (r.exit_code, r.stderr.splitlines()[-1]) == (1, f"error[E004]: cannot write --dump {fifo}: it is a pipe, "
+                                                           "not a directory")
     if os.geteuid() == 0:          # a null device of the test's own (never the system's /dev/null)
         null = tmp_path / "null"
         os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))

@@ -25,14 +25,10 @@ E_CONTENT = "E982"    # the files disagree with each other, or a value is out of
 
 def missing(what: str, path: str, help: Optional[str] = None, *, folder: bool = False) -> SerqError:
     """``path`` is not there, or is not the folder (``folder``) or the file it should be."""
-    import stat
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
+    from ..files import kind_of
+    kind = kind_of(path)
+    if kind is None:
         return SerqError(Diagnostic(E_MISSING, f"{what} {path} does not exist", help=help))
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISREG, "a file"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISFIFO, "a pipe"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-    kind = next((k for test, k in kinds if test(mode)), "not a file")
     return SerqError(Diagnostic(E_MISSING, f"{what} {path} is {kind}, not {'a directory' if folder else 'a file'}",
                                 help=help))
 
