@@ -24,7 +24,8 @@ R005    a session became ready a thousand times at one instant
 R006    an engine iteration that schedules tokens costs 0, or a cost,
         budget or capacity is NaN or negative
 R007    a renewal gap is not positive and finite
-R008    ``--arrivals N``: the sessions were not drained by the horizon
+R008    ``--arrivals N``: not all N arrived by the horizon (or a trace's last
+        row), or the sessions were not drained by it
 R009    ``--arrivals N``: the sessions drained at or before the warm-up
 R010    a session ended while one of its legs runs
 R011    a hold-and-wait deadlock (sessions and legs waiting on each other)

@@ -349,6 +349,14 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         if self.stopped is not None:
             end = self.now
         elif draining is not None:
+            if self.open_done and self.open_arrivals < draining:
+                # the arrivals stopped at the horizon (or a trace's last row)
+                # before N: the run was not the N arrivals it was asked for
+                trace = type(self.arrival) is M.ATrace
+                self.machine_fault(Fault("R008", f"--arrivals {draining}: {self.open_arrivals} arrived by the "
+                                                 f"horizon {fmt_num(horizon)}"
+                                                 + (" or the trace's last row" if trace else "")
+                                                 + f"; the run must have all {draining}"), None, "$.arrivals")
             if not (self.open_done and self.live == 0):
                 self.machine_fault(Fault("R008", f"--arrivals {draining}: {self.live} of the sessions are "
                                                  f"still live at the horizon {fmt_num(horizon)}; the run must "

@@ -169,6 +169,27 @@ def test_arrivals_not_drained():
                           "the run must drain them (time 10)")
 
 
+def test_arrivals_cut_short_by_the_horizon():
+    """`--arrivals N` is exactly N arrivals: a horizon that stops them before
+    N ran the sessions that came and said nothing (`serq run mg1.sq
+    --arrivals 50 --horizon 1` reported 1 arrival)."""
+    b = Builder()
+    s = b.stage("s", M.KDelay())
+    b.session([b.turn(), b.run(s, 0.1)])
+    err = run_error(b.program(arrival=M.ARenewal(N(1.0).e), horizon=3.5, arrivals=10))
+    assert where(err) == ("R008", None, "--arrivals 10: 3 arrived by the horizon 3.5; the run must have all 10 "
+                          "(time 3.1)")
+    assert err.diagnostics[0].field == "$.arrivals"
+
+
+def test_arrivals_beyond_a_traces_rows():
+    from serq.link import compile_file
+    p = compile_file("examples/replay/mooncake.sq", horizon=1e9, arrivals=1000)
+    err = run_error(p)
+    assert where(err) == ("R008", None, "--arrivals 1000: 600 arrived by the horizon 1000000000 or the trace's "
+                          "last row; the run must have all 1000 (time 200.289)")
+
+
 def test_arrivals_drained_before_warmup():
     b = Builder()
     s = b.stage("s", M.KDelay())
