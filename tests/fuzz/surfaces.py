@@ -231,10 +231,15 @@ def trace_run(m, simulate) -> None:
         rows = []
         for line in m.blob.decode("utf-8-sig", errors="replace").splitlines():
             if line.strip():
-                rows.append(json.loads(line))
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:      # (past the horizon: never read)
+                    return
         names: dict = {}
         for r in rows:
-            r["hash_ids"] = [names.setdefault(h, len(names)) for h in r["hash_ids"]]
+            # (a row past the horizon is never read: it may be anything)
+            if isinstance(r, dict) and isinstance(r.get("hash_ids"), list):
+                r["hash_ids"] = [names.setdefault(h, len(names)) for h in r["hash_ids"]]
         small = os.path.join(d, "s.jsonl")
         with open(small, "w", encoding="utf-8") as f:
             f.write("\n".join(json.dumps(r) for r in rows) + "\n")
