@@ -27,9 +27,16 @@ others load moves less than the wall's.
     every few iterations), strokes against ``--no-strokes``: strokes that
     cannot take an iteration must not make the run slower;
 
+(i) an iteration's cost in its residents: (a)'s program as an engine of
+    32 to 1 024 sequences kept full, step by step, the time inside its
+    iterations (forming the batch, admitting, ending) per resident and
+    iteration at each size, and the largest size's over the smallest's
+    (an iteration linear in its residents gives about 1; one that passed
+    over its batch at each admission gave more as the engine grew);
+
 and, last, each of issue 22's targets with the figure measured.
 
-    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g,h] [--profile]
+    .venv/bin/python bench/bench.py [--quick] [--runs N] [--only a,b,c,d,e,f,g,h,i] [--profile]
 
 ``--profile`` (``make bench PROFILE=1``): after (a), (b), (c) and (e)'s
 timed runs, one more under cProfile, its time by the simulator's parts and
@@ -172,6 +179,53 @@ def case_h(runs: int, quick: bool) -> None:
                         sets={"max_seqs": "256", "blocks": "30000", "Lambda": "40"})
     engine_case(f"(h) bench/vllm_overview.sq with 256 sequences, 30 000 blocks, 40 arrivals/s, horizon {h:g}",
                 prog, runs)
+
+
+def case_i(runs: int, quick: bool) -> None:
+    from serq.link import compile_file
+    from serq.sim import step
+    h = 30.0 if quick else 120.0
+    sizes = (32, 256) if quick else (32, 128, 512, 1024)
+    inside = [0.0]
+    attempt, end = step.StepStage.attempt, step.StepStage._end
+
+    def timed_attempt(self):
+        t = time.perf_counter()
+        try:
+            return attempt(self)
+        finally:
+            inside[0] += time.perf_counter() - t
+
+    def timed_end(self, batch):
+        t = time.perf_counter()
+        try:
+            return end(self, batch)
+        finally:
+            inside[0] += time.perf_counter() - t
+
+    print(f"(i) an iteration's cost in its residents: bench/vllm_overview.sq, step by step, horizon {h:g}, "
+          "the engine kept full (B 65 536, 400 000 blocks, arrivals N / (2 + N / 32) a second)")
+    per = []
+    step.StepStage.attempt, step.StepStage._end = timed_attempt, timed_end
+    try:
+        for n in sizes:
+            prog = compile_file(os.path.join(HERE, "vllm_overview.sq"), horizon=h, seed=1,
+                                sets={"max_seqs": str(n), "blocks": "400000", "B": "65536",
+                                      "Lambda": repr(n / (2.0 + n / 32.0))})
+            times = []
+            for _ in range(runs):
+                inside[0] = 0.0
+                r = simulate(prog, strokes=False, samples=False)
+                times.append(inside[0])
+            st = r.data()["stages"][0]
+            us = statistics.median(times) / (st["iterations"] * st["number"]) * 1e6
+            per.append(us)
+            print(f"  {n:5d} sequences: {st['number']:7.1f} residents on average, {st['iterations']:6d} iterations, "
+                  f"{statistics.median(times):6.3f} s inside them: {us:6.3f} us a resident and iteration")
+    finally:
+        step.StepStage.attempt, step.StepStage._end = attempt, end
+    print(f"  the largest engine's cost a resident and iteration over the smallest's: {per[-1] / per[0]:.2f}x "
+          f"(residents x{sizes[-1] // sizes[0]})")
 
 
 def _trace_csv(t: dict, path: str) -> None:
@@ -409,7 +463,7 @@ def main(argv) -> int:
     global PROFILE
     PROFILE = "--profile" in argv
     runs = 1 if quick else 3
-    only = "abcdefgh"
+    only = "abcdefghi"
     for k, a in enumerate(argv):
         if a == "--runs" and k + 1 < len(argv):
             runs = int(argv[k + 1])
@@ -417,7 +471,8 @@ def main(argv) -> int:
             only = argv[k + 1].replace(",", "")
     print(f"serq benchmark, medians of {runs} run{'s' if runs > 1 else ''}" + (" (quick)" if quick else "") +
           f"; {load()}")
-    cases = {"a": case_a, "b": case_b, "c": case_c, "d": case_d, "e": case_e, "f": case_f, "g": case_g, "h": case_h}
+    cases = {"a": case_a, "b": case_b, "c": case_c, "d": case_d, "e": case_e, "f": case_f, "g": case_g, "h": case_h,
+             "i": case_i}
     for c in only:
         cases[c](runs, quick)
         sys.stdout.flush()

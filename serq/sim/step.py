@@ -53,7 +53,7 @@ I_SERVE, I_ADMIT, I_BRANCH, I_SET = 0, 1, 2, 3
 
 
 class Plan:
-    __slots__ = ("budget", "left", "chunk", "batch", "pre0", "admitted", "no_admit", "ended",
+    __slots__ = ("budget", "left", "chunk", "batch", "ntok", "npre", "pre0", "admitted", "no_admit", "ended",
                  "it", "full", "admitted_sids", "blocked")
 
     def __init__(self, budget, chunk, pre0, it):
@@ -61,6 +61,12 @@ class Plan:
         self.left = budget
         self.chunk = chunk
         self.batch = []
+        # the batch's tokens and prefilled tokens (`batch.tokens`,
+        # `batch.prefilled`), summed as each job joins it: the same additions
+        # in the same order as a pass over the batch, so the same floats,
+        # without a pass per admission (``take``, ``leave``)
+        self.ntok = 0.0
+        self.npre = 0.0
         self.pre0 = pre0
         self.admitted = 0
         self.no_admit = False
@@ -68,6 +74,32 @@ class Plan:
         self.it = it
         self.full = False       # exclusive prefill: headers see the full budget
         self.blocked = 0.0      # admission stopped at a head the engine's memory could not hold
+
+    def take(self, j, n: float) -> None:
+        """Job ``j`` joins the batch with ``n`` tokens."""
+        j.plan_n = n
+        self.batch.append(j)
+        self.ntok += n
+        if j.mode == MODE_PREFILL:
+            self.npre += n
+
+    def leave(self, j) -> None:
+        """Job ``j`` leaves the batch (a preemption): the sums are made again
+        over the jobs left, as a pass over the batch makes them."""
+        self.batch.remove(j)
+        ntok = npre = 0.0
+        for k in self.batch:
+            ntok += k.plan_n
+            if k.mode == MODE_PREFILL:
+                npre += k.plan_n
+        self.ntok = ntok
+        self.npre = npre
+
+    def clear(self) -> None:
+        """The batch is given up (an exclusive prefill takes it over)."""
+        self.batch = []
+        self.ntok = 0.0
+        self.npre = 0.0
 
 
 def is_lifo(keys) -> bool:
@@ -197,7 +229,7 @@ class StepStage(Stage):
         plan = self.plan
         if self.planning and plan is not None and job.served_it == plan.it:
             if job in plan.batch:
-                plan.batch.remove(job)
+                plan.leave(job)
                 plan.left += job.plan_n
             job.served_it = -1
 
@@ -254,13 +286,8 @@ class StepStage(Stage):
     def set_plan_ctx(self, plan) -> None:
         self.set_res_ctx()
         ctx = self.sim.ctx
-        ntok = npre = 0.0
-        for j in plan.batch:
-            ntok += j.plan_n
-            if j.mode == MODE_PREFILL:
-                npre += j.plan_n
-        ctx[C_NTOK] = ntok
-        ctx[C_NPRE] = npre
+        ctx[C_NTOK] = plan.ntok
+        ctx[C_NPRE] = plan.npre
         ctx[C_ADMITTED] = float(plan.admitted)
         ctx[C_PREEMPTED] = float(self.sim.npreempt - plan.pre0)
         ctx[C_BLOCKED] = plan.blocked
@@ -515,6 +542,7 @@ class StepStage(Stage):
                 j.plan_n = 1.0
                 j.served_it = it
                 batch.append(j)
+                plan.ntok += 1.0    # (plan.take, written out: a decode)
                 plan.left = left - 1.0
                 continue
             self.serve(j, plan)
@@ -577,9 +605,8 @@ class StepStage(Stage):
                 else:
                     pa.pool.scheduled_at(self, j, pa, target, rem - want)
         j.stalled = False
-        j.plan_n = want
         j.served_it = plan.it
-        plan.batch.append(j)
+        plan.take(j, want)
         plan.left -= want
         return want
 
@@ -624,14 +651,9 @@ class StepStage(Stage):
                 continue
             req = pool.head()
             # the header reads the iteration's batch so far (batch.tokens, batch.prefilled)
-            ntok = npre = 0.0
-            for j in plan.batch:
-                ntok += j.plan_n
-                if j.mode == MODE_PREFILL:
-                    npre += j.plan_n
             ctx = sim.ctx
-            ctx[C_NTOK] = ntok
-            ctx[C_NPRE] = npre
+            ctx[C_NTOK] = plan.ntok
+            ctx[C_NPRE] = plan.npre
             sim.unfit = None
             vals = sim.fits_req(req, self.mem_pid if self.try_memory else None)
             if vals is None:
@@ -695,7 +717,7 @@ class StepStage(Stage):
                 # a waiting prefill that fits takes over the batch
                 for d in plan.batch:
                     d.served_it = -1
-                plan.batch = []
+                plan.clear()
                 plan.left = plan.budget
                 self.serve(j, plan)
                 plan.no_admit = True
