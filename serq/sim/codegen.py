@@ -98,7 +98,9 @@ _ESTIMATES = ("EstLambda", "EstRho", "EstWait")
 
 
 def _reads_estimates(program) -> bool:
-    """Whether any expression anywhere in the program reads an estimate."""
+    """Whether any expression anywhere in the program reads an estimate.
+    (Explicit sessions hold numbers, not expressions: a replay's thousands of
+    sessions and their content are not walked.)"""
     seen = set()
     stack = [program]
     while stack:
@@ -106,6 +108,8 @@ def _reads_estimates(program) -> bool:
         t = type(x)
         if t is M.EPrice or (t is M.EQuery and x.query in _ESTIMATES):
             return True
+        if t is M.ASessions:
+            continue
         if t is tuple or t is list:
             stack.extend(x)
         elif hasattr(x, "__dataclass_fields__"):
