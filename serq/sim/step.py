@@ -157,6 +157,9 @@ class StepStage(Stage):
             for x in _walk_ctx(e):
                 needs.add(x)
         self.need_res_ctx = bool(needs & {"Nres", "Ndec", "Kvb", "Kvp"}) or self.items is not None
+        # an `only` filter sets the residents' part of the context before it
+        # is read only where something may read it without setting it first
+        self.only_sets_res = _aggregates_read_unset(sim.program)
         self.need_kv = bool(needs & {"Kvb", "Kvp"}) or self.items is not None
         self.need_attn = "Attn" in needs
         self.claims_every = []
@@ -548,7 +551,10 @@ class StepStage(Stage):
             self.serve(j, plan)
 
     def _only(self, only, j) -> bool:
-        self.set_res_ctx()
+        if self.only_sets_res:
+            self.set_res_ctx()
+        elif len(self.residents) >= WATCH_RESIDENTS and self.sim.limits.inside_too:
+            self.sim.limits.inside()     # (what set_res_ctx does besides)
         ctx = self.sim.ctx
         ctx[C_DECODING] = 1.0 if j.mode == MODE_DECODE else 0.0
         ctx[C_ADMISSION] = float(j.order)
@@ -802,6 +808,58 @@ def _reads_blocked(node) -> bool:
         return any(_reads_blocked(x) for x in node)
     if dataclasses.is_dataclass(node):
         return any(_reads_blocked(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return False
+
+
+_AGGREGATES = frozenset(("Nres", "Ndec", "Kvb", "Kvp"))
+
+
+def _aggregates_read_unset(program) -> bool:
+    """Whether an expression may read the residents' part of the context
+    (`running.count`, `running.decoding`, `batch.kv_decode`,
+    `batch.kv_prefill`) as the last setting of it left it, rather than set
+    for it: anything but an engine's budget, chunk and cost, its serving
+    order, its schedule's guards, gates and registers, and a pool's `then
+    free`, each of which is evaluated just after the context is set (by
+    `set_res_ctx` or `set_plan_ctx`).  The language allows that part in
+    those places and in an `only` filter (serq/ir/moments.py), so this is
+    whether a filter reads it; the walk is of the whole program, in case a
+    place is added.  Where nothing does, a filter, which reads a resident's
+    own quantities, need not set the residents' part first: no one reads
+    what it would set (an iteration of n residents set it n times, O(n)
+    each: SGLang's schedule filters its residents twice an iteration)."""
+    stack = [program]
+    seen = set()
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is M.ECtx:
+            if x.var in _AGGREGATES:
+                return True
+            continue
+        if t is tuple or t is list:
+            stack.extend(x)
+            continue
+        if not hasattr(x, "__dataclass_fields__") or t is M.ASessions:
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if t is M.KStep:
+            fields = ("iteration",)     # budget, cost, chunk, serve: set before read
+        elif t is M.IServe:
+            fields = ("only",)          # by: `_serve` sets it
+        elif t is M.IAdmit:
+            fields = ("only",)          # gate: set_plan_ctx
+        elif t is M.IBranch:
+            fields = ("then", "other")  # guard: set_plan_ctx
+        elif t is M.ISet:
+            continue                    # set_plan_ctx
+        elif t is M.PreemptBy:
+            fields = ("keys",)          # free: then_free sets it
+        else:
+            fields = x.__dataclass_fields__
+        stack.extend(getattr(x, f) for f in fields)
     return False
 
 

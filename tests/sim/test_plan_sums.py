@@ -94,3 +94,58 @@ def test_an_exclusive_prefill_gives_the_batch_up(watched):
     # B's prefill displaces A's decode at step 1 (the program's header)
     run("examples/single-turn/separate_phases.sq")
     assert watched["clears"] == 1 and watched["checks"] >= 3
+
+
+def test_an_only_filter_sets_the_residents_context_only_where_it_is_read_unset(monkeypatch):
+    """SGLang's schedule filters the residents (`advance running only
+    (decoding)`): each filter read set the residents' part of the context
+    first, n times an iteration at O(n) each.  Nothing in the program reads
+    that part unset, so the filters leave it: the same report, to the byte,
+    as with every filter setting it, and the context set a bounded number of
+    times an iteration."""
+    p = compile_file(os.path.join(ROOT, "examples/engines/sglang.sq"), horizon=20.0, seed=2,
+                     sets={"Lambda": "2", "max_running": "32"})
+    calls = [0]
+    set_res_ctx = S.StepStage.set_res_ctx
+
+    def counted(self):
+        calls[0] += 1
+        set_res_ctx(self)
+
+    monkeypatch.setattr(S.StepStage, "set_res_ctx", counted)
+    lazy = simulate(p, samples=True)
+    lazy_calls = calls[0]
+    st = lazy.data()["stages"][0]
+    assert st["number"] > 10
+    assert lazy_calls < 12 * st["iterations"]     # the schedule's guards, gates and registers
+    calls[0] = 0
+    monkeypatch.setattr(S, "_aggregates_read_unset", lambda program: True)
+    eager = simulate(p, samples=True)
+    assert calls[0] > lazy_calls + 10 * st["iterations"]
+    assert eager.json() == lazy.json() and eager.text() == lazy.text()
+    for name in p.observes:
+        assert eager.samples(name) == lazy.samples(name)
+
+
+@pytest.mark.parametrize("edit, unset", [
+    # the language allows the residents' part (running.count, …) where it is
+    # set just before: an engine's budget and cost, its schedule's guards
+    # and registers, a pool's `then free` (serq/ir/moments.py); and in an
+    # `only` filter, read for one request among the residents
+    (None, False),
+    (("execute (1)", "execute (1 + running.count + batch.kv_decode)"), False),
+    (("advance running each at most (threshold);",
+      "branch (running.decoding >= 0) { advance running each at most (threshold); }"), False),
+    (("advance running each at most (threshold)", "advance running only (running.decoding >= 0)"), True),
+    (("advance running each at most (threshold)",
+      "advance running only (sum r in running (running.count) >= 0)"), True),
+])
+def test_what_reads_the_residents_context_unset(edit, unset):
+    from serq.link import compile_source
+    path = os.path.join(ROOT, "examples", "oracle", "vllm_request.sq")
+    with open(path, encoding="utf-8") as f:
+        src = f.read()
+    if edit is not None:
+        assert edit[0] in src
+        src = src.replace(edit[0], edit[1])
+    assert S._aggregates_read_unset(compile_source(src, path, horizon=10.0)) is unset
