@@ -136,13 +136,30 @@ class Diagnostic:
                 width = max(1, _display_width(src[start:end]) + max(0, end - max(start, len(src))))
                 caret = " " * _display_width(src[:start]) + "^" * width
                 out.append(f"{pad} |")
-                out.append(f"{num} | {src.expandtabs(1)}")
+                out.append(f"{num} | {src}")
                 out.append(f"{pad} | {caret}")
         for note in self.notes:
             out.append(f"  = note: {note}")
         if self.help:
             out.append(f"  = help: {self.help}")
-        return "\n".join(out)
+        return visible("\n".join(out))
+
+
+# what a diagnostic shows of a control character, one column as the
+# character was counted: a tab as a space; the C0 controls and DEL as their
+# Unicode pictures (NUL as ␀, ESC as ␛); the C1 controls and the
+# bidirectional overrides and isolates, which reorder what a terminal shows
+# (a line of a file can hide its own text), as U+FFFD.  A file's bytes, a
+# path or a value quoted in a message never reach the terminal as commands.
+_VISIBLE = {**{c: 0x2400 + c for c in range(0x20)}, 0x09: 0x20, 0x0A: 0x0A, 0x7F: 0x2421,
+            **{c: 0xFFFD for c in range(0x80, 0xA0)},
+            **{c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}}
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters shown (``_VISIBLE``), its line
+    ends kept."""
+    return text.translate(_VISIBLE)
 
 
 def _display_width(text: str) -> int:

@@ -207,6 +207,23 @@ def test_a_character_serq_does_not_read_is_named_so_it_can_be_found(ch, said, ca
     text = f"fn main() {{\n  stage{ch}svc : fifo;\n}}\n"
     with pytest.raises(SerqError) as info:
         parse(text, "c.sq")
+    shown = "\u240b" if ch == "\x0b" else ch      # a control character is shown by its picture
     assert info.value.render() == (
-        f"c.sq:2:8: error[E101]: unexpected character {said}\n  |\n2 |   stage{ch}svc : fifo;\n  |        {caret}\n"
+        f"c.sq:2:8: error[E101]: unexpected character {said}\n  |\n2 |   stage{shown}svc : fifo;\n  |        {caret}\n"
         f"  = help: {help_}")
+
+
+def test_a_line_shown_in_an_error_sends_no_control_character_to_the_terminal():
+    """A file's line is shown with its control characters as their pictures
+    (ESC would start a terminal's escape sequence, NUL and the others print
+    as nothing or move the cursor), the C1 controls and the bidirectional
+    overrides and isolates (which reorder what a terminal shows) as U+FFFD,
+    a tab as a space: one column each, so the caret stays under its place.
+    The line used to be printed as it was."""
+    text = "fn main() {\n  let x\t= \"\x1b[2J\x00\x7f\x9b\u202e\u2066\"; @\n}\n"
+    with pytest.raises(SerqError) as info:
+        parse(text, "c.sq")
+    assert info.value.render() == (
+        "c.sq:2:24: error[E101]: unexpected character `@`\n  |\n"
+        "2 |   let x = \"\u241b[2J\u2400\u2421\ufffd\ufffd\ufffd\"; @\n"
+        "  |                        ^")
