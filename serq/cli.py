@@ -19,7 +19,7 @@ from typing import Optional
 import click
 
 from .diag import SerqError
-from .options import Path
+from .options import STDOUT, Out, Path
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
@@ -329,7 +329,7 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @_set
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-@click.option("--dump", type=Path(file_okay=False), help="write one CSV per observe to DIR")
+@click.option("--dump", type=Out(file_okay=False, why=", not a directory"), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
 @click.option("--max-events", type=click.IntRange(min=1), help="stop the run after N events")
 @click.option("--max-seconds", type=float, callback=_positive, help="stop the run after S seconds")
@@ -392,7 +392,7 @@ def run(file, sets, seed, horizon, warmup, arrivals, trace, instance, as_json, d
               show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["svg", "tikz", "png"]),
               help="the figure's format (default: --out's extension, .svg, .tex or .png; else svg)")
-@click.option("--out", type=Path(dir_okay=False), help="write to a file instead of stdout")
+@click.option("--out", type=Out(dir_okay=False, stdout=True), help="write to a file instead of stdout (-: stdout)")
 @_force
 def draw(file, sets, view, fmt, out, force):
     """Draw the deployment or the session as a figure: SVG, TikZ or PNG (PNG
@@ -400,6 +400,9 @@ def draw(file, sets, view, fmt, out, force):
     stderr."""
     from . import files
     from .draw import EXTENSIONS as ext
+    stdout = out == STDOUT          # (`--out -`: as without --out, a PNG too)
+    if stdout:
+        out = None
     if out and fmt is None:
         fmt = ext.get(os.path.splitext(out)[1].lower())
         if fmt is None:
@@ -409,8 +412,8 @@ def draw(file, sets, view, fmt, out, force):
     if out and os.path.splitext(out)[1].lower() in ext and ext[os.path.splitext(out)[1].lower()] != fmt:
         raise click.BadParameter(f"--format {fmt} into {out}: the extension says "
                                  f"{ext[os.path.splitext(out)[1].lower()]}", param_hint="--out")
-    if fmt == "png" and not out:
-        raise click.UsageError("a PNG is written to a file: give --out FIGURE.png")
+    if fmt == "png" and not out and not stdout:
+        raise click.UsageError("a PNG is written to a file: give --out FIGURE.png (or --out - for stdout)")
     program = load_program(file, sets, need_horizon=False)
     reads = [file] + files.read_by(program)     # (the trace the program names too)
     if out:
@@ -581,7 +584,7 @@ def _verdict(text: str, fields: list, what: str, t_ours: float, t_vllm: float, e
 
 def _fuzz_options(what: str):
     def wrap(f):
-        f = click.option("--out", "out_dir", type=Path(file_okay=False), default="tools/oracle/found",
+        f = click.option("--out", "out_dir", type=Out(file_okay=False, why=", not a directory"), default="tools/oracle/found",
                          show_default=True, help="where a shrunk disagreement is written")(f)
         f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
         f = click.option("--force", is_flag=True, help="write over a file in --out this command did not make")(f)
@@ -644,7 +647,7 @@ def oracle_replay_ir(trace):
 @click.argument("profile_dir", type=Path(file_okay=False))
 @click.option("--program", type=Path(dir_okay=False),
               help="the program whose cost to fit (default examples/replay/vllm_measured.sq)")
-@click.option("--out", type=Path(dir_okay=False), required=True,
+@click.option("--out", type=Out(dir_okay=False, why=", where serq calibrate prints its report"), required=True,
               help="the instance file to write: the program's run settings and the fitted constants")
 @click.option("--instance", type=Path(dir_okay=False),
               help="link the program with this instance file (default: its own)")
@@ -701,7 +704,7 @@ def calibrate(profile_dir, program, out, instance, sets, hold, free_too, layers,
               show_default=True, help="arrive at the workload's times, or when the run queued each request")
 @click.option("--workload", type=Path(dir_okay=False),
               help="the workload the run replayed (default: meta.json's dataset_path in the bundle's repository)")
-@click.option("--figure", type=Path(dir_okay=False),
+@click.option("--figure", type=Out(dir_okay=False, why=", where serq measured prints its report"),
               help="write predicted against measured per request, and the CDFs (.png or .svg)")
 @click.option("--tune", "tune_spec", metavar="NAME=V1,V2,…",
               help="replay the run at each of these values of one constant (the host's `gap`, which no kernel "
@@ -774,7 +777,7 @@ def _finite(ctx, param, value):
               help="the chance that a request continues a conversation")
 @click.option("--context", type=click.IntRange(1, 10_000_000), default=32768, show_default=True,
               help="a prompt's tokens at most")
-@click.option("--out", type=Path(dir_okay=False), help="write to a file instead of stdout")
+@click.option("--out", type=Out(dir_okay=False, stdout=True), help="write to a file instead of stdout (-: stdout)")
 @click.option("--force", is_flag=True, help="write over a --out file that is there")
 def mooncake_trace(requests, rate, seed, system, input_, output, follow, context, out, force):
     """Write a trace in Mooncake's format made from a seed: Poisson arrivals,
@@ -789,7 +792,7 @@ def mooncake_trace(requests, rate, seed, system, input_, output, follow, context
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="'--rate'") from None
     text = MT.text(rows)
-    if out is None:
+    if out is None or out == STDOUT:
         click.echo(text, nl=False)
         return
     from . import files

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import click
 
+# `-` where a command writes: stdout, as for every Unix tool
+STDOUT = "-"
+
 
 class Path(click.Path):
     """click's path, refusing an empty one: `--dump ""` (an unset `$DIR`)
@@ -15,4 +18,27 @@ class Path(click.Path):
     def convert(self, value, param, ctx):
         if isinstance(value, str) and value == "":
             self.fail("an empty path names no file", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class Out(Path):
+    """A path a command writes, a file or (``file_okay=False``) a directory.
+    ``-`` is stdout, the one rule of every writing option: where the option
+    writes to stdout when left out (``stdout=True``: ``serq draw --out``,
+    ``serq mooncake-trace --out``) it is :data:`STDOUT`, for the command to
+    write there; anywhere else (a directory, a file beside a report on
+    stdout) it is a usage error at the option, ``why`` saying why (``./-``
+    names a file called ``-``).  It was a file or a directory named ``-``."""
+
+    def __init__(self, *args, stdout: bool = False, why: str = "", **kw):
+        super().__init__(*args, **kw)
+        self.stdout = stdout
+        self.why = why
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value == STDOUT:
+            if self.stdout:
+                return STDOUT
+            kind = "a directory" if not self.file_okay else "a file"
+            self.fail(f"- is stdout{self.why}: give {kind} (./- names one called -)", param, ctx)
         return super().convert(value, param, ctx)

@@ -181,3 +181,43 @@ def test_an_empty_path_is_refused_at_its_option(tmp_path):
         assert (r.exit_code, r.stdout, r.stderr.splitlines()[-1]) == (
             2, "", f"Error: Invalid value for {option}: an empty path names no file"), args
     assert os.listdir(tmp_path) == []
+
+
+def test_a_dash_is_stdout_where_the_option_prints_there_and_refused_elsewhere(tmp_path, monkeypatch):
+    """`serq mooncake-trace --out -` and `serq draw … --out -` wrote a file named `-`
+    (`run --dump -`, `oracle fuzz --out -` a directory so named, `calibrate --out -`
+    and `measured --figure -` would have too).  Where the option's default is
+    stdout, `-` is stdout (a PNG too); anywhere else it is a usage error at the
+    option, and `./-` still names a file called `-`."""
+    import pytest
+    prog = os.path.abspath(MG1)
+    monkeypatch.chdir(tmp_path)
+    trace = run("mooncake-trace", "--requests", "3").stdout
+    for extra in ([], ["--force"]):
+        r = run("mooncake-trace", "--requests", "3", "--out", "-", *extra)
+        assert (r.exit_code, r.stdout, r.stderr) == (0, trace, "")
+    r = run("draw", prog, "--out", "-")
+    assert (r.exit_code, r.stdout) == (0, run("draw", prog).stdout)
+    r = run("draw", prog, "--format", "tikz", "--out", "-")
+    assert (r.exit_code, r.stdout) == (0, run("draw", prog, "--format", "tikz").stdout)
+    assert os.listdir(tmp_path) == []
+    for args, option, why in (
+            (("run", prog, "--horizon", "10", "--dump", "-"), "--dump", "not a directory: give a directory"),
+            (("oracle", "fuzz", "--out", "-"), "--out", "not a directory: give a directory"),
+            (("oracle", "pd-fuzz", "--out", "-"), "--out", "not a directory: give a directory"),
+            (("oracle", "sglang-fuzz", "--out", "-"), "--out", "not a directory: give a directory"),
+            (("calibrate", str(tmp_path), "--out", "-"), "--out",
+             "where serq calibrate prints its report: give a file"),
+            (("measured", str(tmp_path), "--figure", "-"), "--figure",
+             "where serq measured prints its report: give a file")):
+        r = run(*args)
+        assert (r.exit_code, r.stdout, r.stderr.splitlines()[-1]) == (
+            2, "", f"Error: Invalid value for '{option}': - is stdout, {why} (./- names one called -)"), args
+    assert os.listdir(tmp_path) == []
+    r = run("mooncake-trace", "--requests", "3", "--out", "./-")
+    assert (r.exit_code, r.stdout, open("-").read()) == (0, "", trace)
+    pytest.importorskip("matplotlib")
+    r = run("draw", prog, "--format", "png", "--out", "-")
+    assert (r.exit_code, r.stdout_bytes[:8]) == (0, b"\x89PNG\r\n\x1a\n")
+    assert b"serq draw: deployment view" in r.stdout_bytes[:4096]
+    assert os.listdir(tmp_path) == ["-"]

@@ -103,7 +103,7 @@ def test_out_png_is_a_png_or_refused(tmp_path):
     assert serq.load(PD).draw(fmt="png")[:8] == b"\x89PNG\r\n\x1a\n"
     for args, msg in ((["--out", str(tmp_path / "x.pdf")], "a figure is .svg, .tex or .png"),
                       (["--format", "svg", "--out", str(tmp_path / "y.png")], "--format svg into"),
-                      (["--format", "png"], "a PNG is written to a file: give --out FIGURE.png")):
+                      (["--format", "png"], "a PNG is written to a file: give --out FIGURE.png (or --out - for stdout)")):
         r = CliRunner().invoke(main, ["draw", PD, *args])
         assert r.exit_code == 2 and msg in r.output
     assert not (tmp_path / "x.pdf").exists() and not (tmp_path / "y.png").exists()
