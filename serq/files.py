@@ -198,14 +198,15 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
     check_file(path, what=what, mark=mark, force=force, inputs=inputs)
     import tempfile     # here: a command that writes nothing does not pay for it (nor shutil's)
     stream = _special(path) == "stream"      # written to at the end, from a temporary file of its own
-    folder = tempfile.gettempdir() if stream else os.path.dirname(os.path.abspath(path))
+    place = path if stream else _through(path, what)
+    folder = tempfile.gettempdir() if stream else os.path.dirname(os.path.abspath(place))
     tmp = None
     try:
         # (a signal as it is made: raised once its name is ours to remove,
         # also as the section ends and its handlers are put back: seed 32 #1465)
         with deferred() as made:
             try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".serq", dir=folder)
+                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(place)}.", suffix=".serq", dir=folder)
                 os.close(fd)
             except OSError as e:
                 raise _cannot(what, path, e) from None
@@ -219,11 +220,33 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
                     shutil.copyfileobj(src, dest)
                 return
             os.chmod(tmp, _mode())
-            put(lambda: os.replace(tmp, path))
+            put(lambda: os.replace(tmp, place))
         except OSError as e:
             raise _cannot(what, path, e) from None
     finally:
         _discard(tmp, os.unlink, os.path.exists)
+
+
+def _through(path: str, what: str) -> str:
+    """Where a file written at ``path`` lands: ``path``, or, when it is a
+    symbolic link, the file the link leads to (its target, made when it is
+    not there and its directory is), the link kept, as a shell's ``>`` writes
+    through it; renamed onto the link itself, the file replaced the link."""
+    if not os.path.islink(path):
+        return path
+    try:
+        os.stat(path)
+    except OSError as e:
+        import errno
+        if e.errno == errno.ELOOP:
+            raise SerqError(Diagnostic("E004", f"cannot write {what}{path}: it is a link in a loop "
+                                               f"({e.strerror})")) from None
+    target = os.path.realpath(path)
+    if not os.path.isdir(os.path.dirname(target)):
+        raise SerqError(Diagnostic("E004", f"cannot write {what}{path}: it is a link to {target}, whose "
+                                           "directory does not exist",
+                                   help="make the directory, or remove the link to write a file in its place"))
+    return target
 
 
 def _discard(tmp: Optional[str], remove, there) -> None:

@@ -372,3 +372,57 @@ def test_a_device_or_a_pipe_is_written_to_not_replaced(tmp_path):
         assert stat.S_ISSOCK(os.stat(path).st_mode)
     finally:
         sock.close()
+
+
+def test_a_link_is_written_through_and_kept(tmp_path):
+    """`--force` with a --out that is a symbolic link renamed the new file onto
+    the link: the link became a regular file and the file it named was left
+    as it was.  The file is written where the link leads, as a shell's `>`
+    writes it (its temporary file beside the target), and the link stays; a
+    link to nothing makes its target where the target's directory is there;
+    without --force a link to a file the command did not make is refused as
+    any such file is."""
+    trace = run("mooncake-trace", "--requests", "2").stdout
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "real.jsonl").write_text("my rows\n")
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(os.path.join("data", "real.jsonl"))          # (a relative link)
+    r = run("mooncake-trace", "--requests", "2", "--out", str(link))
+    assert (r.exit_code, r.stderr) == (1, (
+        f"error[E005]: --out {link} exists and is not a file serq mooncake-trace made: it is not written over\n"
+        "  = help: give --force (force=True) to replace it, or write elsewhere (serq mooncake-trace recognises "
+        "its own files: none: its files have no room to say so)\n"))
+    assert (data / "real.jsonl").read_text() == "my rows\n"
+    r = run("mooncake-trace", "--requests", "2", "--out", str(link), "--force")
+    assert (r.exit_code, r.stderr) == (0, "")
+    assert (os.readlink(link), (data / "real.jsonl").read_text()) == (os.path.join("data", "real.jsonl"), trace)
+    assert (sorted(os.listdir(tmp_path)), os.listdir(data)) == (["data", "out.jsonl"], ["real.jsonl"])
+    # a figure serq draw made, through a link: its own, written over without --force
+    fig = tmp_path / "fig.svg"
+    fig.symlink_to(data / "drawn.svg")
+    assert run("draw", MG1, "--out", str(data / "drawn.svg")).exit_code == 0
+    assert run("draw", MG1, "--out", str(fig), "--view", "session").exit_code == 0
+    assert os.path.islink(fig) and "serq draw: session view" in (data / "drawn.svg").read_text()
+    # a link to nothing: refused without --force; with it, its target is made
+    dangling = tmp_path / "new.jsonl"
+    dangling.symlink_to(data / "new.jsonl")
+    r = run("mooncake-trace", "--requests", "2", "--out", str(dangling))
+    assert (r.exit_code, os.path.exists(data / "new.jsonl")) == (1, False)
+    assert run("mooncake-trace", "--requests", "2", "--out", str(dangling), "--force").exit_code == 0
+    assert (os.path.islink(dangling), (data / "new.jsonl").read_text()) == (True, trace)
+    # … unless the target's directory is not there, or the link leads round a loop
+    nowhere = tmp_path / "nowhere.jsonl"
+    nowhere.symlink_to(tmp_path / "missing" / "t.jsonl")
+    r = run("mooncake-trace", "--requests", "2", "--out", str(nowhere), "--force")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"error[E004]: cannot write --out {nowhere}: it is a link to {tmp_path / 'missing' / 't.jsonl'}, whose "
+        "directory does not exist\n  = help: make the directory, or remove the link to write a file in its place\n"))
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    r = run("mooncake-trace", "--requests", "2", "--out", str(tmp_path / "a"), "--force")
+    assert (r.exit_code, r.stderr) == (1, f"error[E004]: cannot write --out {tmp_path / 'a'}: it is a link in a "
+                                          "loop (Too many levels of symbolic links)\n")
+    assert sorted(os.listdir(tmp_path)) == ["a", "b", "data", "fig.svg", "new.jsonl", "nowhere.jsonl", "out.jsonl"]
+    assert all(os.path.islink(tmp_path / n) for n in ("a", "b", "fig.svg", "new.jsonl", "nowhere.jsonl", "out.jsonl"))
+    assert sorted(os.listdir(data)) == ["drawn.svg", "new.jsonl", "real.jsonl"]
