@@ -586,7 +586,8 @@ def _fuzz_options(what: str):
     def wrap(f):
         f = click.option("--out", "out_dir", type=Out(file_okay=False, why=", not a directory"), default="tools/oracle/found",
                          show_default=True, help="where a shrunk disagreement is written")(f)
-        f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)(f)
+        f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, callback=_seed,
+                         help="the seed of the random inputs")(f)
         f = click.option("--force", is_flag=True, help="write over a file in --out this command did not make")(f)
         return click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
                             help=f"random {what} to run")(f)

@@ -18,7 +18,9 @@ from .helpers import needs_vllm
     (dict(harness="tgi"), "error[E964]: no oracle harness 'tgi'\n"
                           "  = help: a harness is one of scenario, replay, mooncake, pd, sglang"),
     (dict(n=0), "error[E964]: a campaign runs n ≥ 1 inputs, not 0"),
-    (dict(seed=-1), "error[E964]: a campaign's seed is a whole number ≥ 0, not -1"),
+    (dict(seed=-1), "error[E964]: a campaign's seed is a whole number from 0 to 2^64 − 1, not -1"),
+    (dict(seed=2 ** 64), "error[E964]: a campaign's seed is a whole number from 0 to 2^64 − 1, not "
+                         "18446744073709551616"),
 ])
 def test_a_campaign_refuses_what_it_cannot_run(args, message):
     with pytest.raises(serq.SerqError) as e:
@@ -68,3 +70,17 @@ def test_a_wrong_serq_side_is_found_shrunk_and_written(tmp_path, monkeypatch):
         with open(d.path[:-5] + ".divergence.txt", encoding="utf-8") as f:
             assert f.read() == d.divergence + "\n" + "\n".join(d.differences) + "\n"
         assert f"scenario {d.index}: DISAGREE (" in "\n".join(lines)
+
+
+@pytest.mark.parametrize("command", ["fuzz", "pd-fuzz", "sglang-fuzz"])
+def test_a_fuzz_seed_past_2_64_is_refused_at_its_option(command, tmp_path):
+    """`serq oracle fuzz --seed 1180591620717411303424` (2^70) was taken, its scenarios
+    a campaign of their own: the seed range is serq's one, as for run and
+    mooncake-trace, refused before anything runs or is written."""
+    from click.testing import CliRunner
+    from serq.cli import main
+    for seed in (2 ** 64, 2 ** 70):
+        r = CliRunner().invoke(main, ["oracle", command, "--n", "1", "--seed", str(seed), "--out", str(tmp_path / "f")])
+        assert (r.exit_code, r.stdout, r.stderr.splitlines()[-1]) == (
+            2, "", f"Error: Invalid value for '--seed': a seed is a whole number from 0 to 2^64 − 1, not {seed}")
+    assert list(tmp_path.iterdir()) == []

@@ -189,8 +189,9 @@ def campaign(harness: str = "scenario", n: int = 200, seed: int = 1, out: Option
         out.check()
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise SerqError(Diagnostic("E964", f"a campaign runs n ≥ 1 inputs, not {n!r}"))
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise SerqError(Diagnostic("E964", f"a campaign's seed is a whole number ≥ 0, not {seed!r}"))
+    from ..ir.model import SEEDS, SEEDS_TEXT
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < SEEDS:
+        raise SerqError(Diagnostic("E964", f"a campaign's seed is {SEEDS_TEXT}, not {seed!r}"))
     kind = _kind(harness)
     say = progress or (lambda line: None)
     found: list = []
