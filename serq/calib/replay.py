@@ -190,6 +190,33 @@ def with_requests(p: M.Program, run: Run, eng: Engine, how: str = "workload") ->
                                horizon=float(max(p.horizon, 10.0 * (last + 3600.0))), warmup=0.0)
 
 
+def _unfinished(rep, prog: M.Program) -> str:
+    """Why a replay left requests unfinished, from its report: the KV pool
+    refused them (one larger than it, or a preemption storm), or the replay's
+    clock reached its end first, its iterations too long (a cost's constant:
+    `--set gap=1e300` makes one iteration outlast the replay)."""
+    d = rep.data()
+    kv = [(x, pl) for x, pl in zip(d["pools"], prog.pools) if pl.name == "kv"]
+    rejected = sum(x["rejected"] for x, _ in kv)
+    stuck = sum(x["stuck"] for x, _ in kv)
+    size = " + ".join(f"{pl.cap:g}" for _, pl in kv)
+    if rejected:
+        return (f"the KV pool, of {size} tokens, refused {rejected} request{'s' if rejected != 1 else ''} larger "
+                "than it: the engine needs more KV blocks (blocks, bs)")
+    if stuck:
+        return (f"{stuck} request{'s were' if stuck != 1 else ' was'} preempted again and again, the KV pool, of "
+                f"{size} tokens, too small for what the running requests grow to: the engine needs more KV "
+                "blocks (blocks, bs) or fewer requests at once (max_seqs)")
+    if d["run"]["end"] >= prog.horizon:
+        log = rep.step_log
+        began = (f"{len(log)} iteration{'s' if len(log) != 1 else ''} began, the last at {log[-1]['time']:g} s"
+                 if log else "no iteration began")
+        return (f"the replay's clock reached its end, {prog.horizon:g} s, before "
+                f"they finished ({began}): the program's iterations are too long for the run, its cost's "
+                "constants (as given with --set, --tune or --instance, or the program's own) make them so")
+    return "the run ended with them unserved: a program that does not serve every request it is given"
+
+
 @dataclass
 class Replay:
     run: Run
@@ -217,8 +244,7 @@ def replay(p: M.Program, run: Run, eng: Engine, how: str = "workload") -> Replay
     missing = [i for i in range(len(run.workload)) if i not in done or first.get(i) is None]
     if missing:
         raise SerqError(Diagnostic(E_REPLAY, f"the replay did not finish {len(missing)} of {len(run.workload)} "
-                                   f"requests (the first: bench-{missing[0]})",
-                                   help="a request that never runs needs more KV than the engine has"))
+                                   f"requests (the first: bench-{missing[0]})", help=_unfinished(rep, prog)))
     picked = pickups(ats, [s["time"] for s in rep.step_log])
     pred, meas = [], []
     for i, (w, r) in enumerate(zip(run.workload, run.requests)):

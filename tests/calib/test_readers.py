@@ -177,3 +177,22 @@ def test_a_request_is_queued_at_the_first_iteration_that_starts_at_or_after_its_
     # iterations start at 0, 0.5, 1 and 3; an arrival after the last keeps
     # its time (the engine idle: it is taken at once)
     assert pickups([0.0, 0.2, 0.5, 0.7, 2.0, 3.5], [1.0, 0.0, 3.0, 0.5]) == [0.0, 0.5, 0.5, 1.0, 3.0, 3.5]
+
+
+def test_a_replay_that_does_not_finish_says_why(tmp_path):
+    """`serq measured … --set gap=1e300` (an iteration of 10^300 s) said the requests
+    need more KV than the engine has; the help says what the replay found: its
+    clock reached its end with the iterations too long, or the KV pool refused
+    the requests larger than it."""
+    b = bundle(tmp_path)
+    r = serq("measured", b, "--set", "gap=1e300", "--summary-only")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", (
+        "error[E982]: the replay did not finish 2 of 2 requests (the first: bench-0)\n"
+        "  = help: the replay's clock reached its end, 36001 s, before they finished (2 iterations began, the "
+        "last at 0 s): the program's iterations are too long for the run, its cost's constants (as given with "
+        "--set, --tune or --instance, or the program's own) make them so\n"))
+    r = serq("measured", b, "--set", "bs=1", "--set", "blocks=2", "--summary-only")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", (
+        "error[E982]: the replay did not finish 2 of 2 requests (the first: bench-0)\n"
+        "  = help: the KV pool, of 2 tokens, refused 2 requests larger than it: the engine needs more KV blocks "
+        "(blocks, bs)\n"))
