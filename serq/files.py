@@ -23,6 +23,9 @@ command and function that writes a result goes through here.
   files are moved in (replacing theirs of the same names), the earlier
   dump's files it does not write again are removed, the rest stays, and the
   manifest names the dump's files.
+* **Through a link.** A place that is a symbolic link is written where it
+  leads, as a shell's ``>`` writes it (a file's temporary name beside the
+  target, a tree's beside the directory), the link kept.
 * **A collection** (``serq oracle fuzz --out DIR``, a generator's directory):
   files added to a directory one by one, each whole; the directory's
   manifest names every file the command made there, so a later run replaces
@@ -332,7 +335,7 @@ def check_tree(directory: str, *, what: str, command: str, force: bool = False, 
     if not os.path.isdir(directory):
         return
     for src in _inputs(inputs):
-        a, b = os.path.abspath(src), os.path.abspath(directory)
+        a, b = os.path.realpath(src), os.path.realpath(directory)
         if a == b or a.startswith(b + os.sep):
             raise _refuse(f"{what}{directory} holds {src}, an input of {command}: it is not written over",
                           help="write the output elsewhere")
@@ -355,8 +358,10 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
                inputs: Iterable = ()) -> None:
     """Each ``(relative path, text)`` of ``files`` under ``directory``, whole
     (see the module's doc for an existing directory)."""
-    directory = os.fspath(directory)
-    check_tree(directory, what=what, command=command, force=force, inputs=inputs)
+    shown = directory = os.fspath(directory)
+    check_tree(shown, what=what, command=command, force=force, inputs=inputs)
+    # (a link to a directory: the dump goes where it leads, the link kept)
+    directory = os.path.realpath(shown) if os.path.islink(shown) else shown
     parent = os.path.dirname(os.path.abspath(directory))
     import shutil
     import tempfile
@@ -367,7 +372,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
                 tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
                                        dir=parent)
             except OSError as e:
-                raise _cannot(what, directory, e) from None
+                raise _cannot(what, shown, e) from None
         made.release()
         names = []
         for rel, text in files:
@@ -379,7 +384,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
         with open(os.path.join(tmp, MANIFEST), "w", encoding="utf-8") as f:
             f.write(_manifest_text(command, names))
         os.chmod(tmp, 0o777 & ~_umask())
-        check_tree(directory, what=what, command=command, force=force, inputs=inputs)
+        check_tree(shown, what=what, command=command, force=force, inputs=inputs)
         if not os.path.isdir(directory):
             put(lambda: os.rename(tmp, directory))
             return
@@ -408,7 +413,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
         # the files moved in one by one
         for rel in names:
             if os.path.isdir(os.path.join(directory, rel)):
-                raise SerqError(Diagnostic("E004", f"cannot write {what}{directory}: {rel} is a directory there"))
+                raise SerqError(Diagnostic("E004", f"cannot write {what}{shown}: {rel} is a directory there"))
 
         def move_in():
             for rel in names:
@@ -422,7 +427,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
             os.replace(os.path.join(tmp, MANIFEST), os.path.join(directory, MANIFEST))
         put(move_in)
     except OSError as e:
-        raise _cannot(what, directory, e) from None
+        raise _cannot(what, shown, e) from None
     finally:
         def rmtree(d):
             shutil.rmtree(d, ignore_errors=True)

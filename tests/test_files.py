@@ -426,3 +426,31 @@ def test_a_link_is_written_through_and_kept(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a", "b", "data", "fig.svg", "new.jsonl", "nowhere.jsonl", "out.jsonl"]
     assert all(os.path.islink(tmp_path / n) for n in ("a", "b", "fig.svg", "new.jsonl", "nowhere.jsonl", "out.jsonl"))
     assert sorted(os.listdir(data)) == ["drawn.svg", "new.jsonl", "real.jsonl"]
+
+
+def test_a_dump_into_a_link_to_a_directory_goes_where_it_leads(tmp_path):
+    """`serq run --dump LINK` (a link to an empty directory or an earlier dump)
+    renamed the link aside and put a directory in its place: the link was gone
+    and the directory it named stayed as it was.  The dump is written where the
+    link leads, the link kept; a link to the directory holding the program is
+    refused as the directory itself is."""
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to("real")
+    for view in (1, 2):         # into the empty directory, then over the earlier dump
+        r = run("run", MG1, "--horizon", "50", "--warmup", "0", "--dump", str(link))
+        assert r.exit_code == 0, r.output
+        assert (os.readlink(link), sorted(os.listdir(real))) == ("real", [".serq-files.json", "client", "sojourn.csv"])
+    assert sorted(os.listdir(tmp_path)) == ["link", "real"]
+    src = tmp_path / "src"
+    src.mkdir()
+    prog = src / "mg1.sq"
+    prog.write_text(open(MG1, encoding="utf-8").read())
+    (tmp_path / "to_src").symlink_to(src)
+    for extra in ([], ["--force"]):
+        r = run("run", str(prog), "--horizon", "50", "--warmup", "0", "--dump", str(tmp_path / "to_src"), *extra)
+        assert (r.exit_code, r.stderr.splitlines()[-2:]) == (1, [
+            f"error[E005]: --dump {tmp_path / 'to_src'} holds {prog}, an input of serq run --dump: it is not "
+            "written over", "  = help: write the output elsewhere"])
+    assert os.listdir(src) == ["mg1.sq"] and os.path.islink(tmp_path / "to_src")
