@@ -224,15 +224,22 @@ class Collector:
         return bool(self.items)
 
 
+SOURCE_BYTES = 1 << 28       # 256 MB, the oracle's inputs' bound too (serq/oracle/spec.py)
+
+
 def read_text(path: str, what: str = "") -> str:
     """A source file's text: UTF-8, a byte-order mark skipped.  A file that
-    cannot be read, or is not UTF-8 (named at its first bad byte), is a
-    SerqError."""
+    cannot be read, is more than SOURCE_BYTES (`serq check /dev/zero` read
+    until the machine's memory was gone) or is not UTF-8 (named at its first
+    bad byte), is a SerqError."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(SOURCE_BYTES + 1)
     except OSError as e:
         raise SerqError(Diagnostic("E001", f"cannot read {what}{path}: {e.strerror}"))
+    if len(data) > SOURCE_BYTES:
+        raise SerqError(Diagnostic("E001", f"cannot read {what}{path}: it is more than {SOURCE_BYTES >> 20} MB, "
+                                           "the most serq reads of a file"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

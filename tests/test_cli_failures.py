@@ -221,3 +221,19 @@ def test_a_dash_is_stdout_where_the_option_prints_there_and_refused_elsewhere(tm
     assert (r.exit_code, r.stdout_bytes[:8]) == (0, b"\x89PNG\r\n\x1a\n")
     assert b"serq draw: deployment view" in r.stdout_bytes[:4096]
     assert os.listdir(tmp_path) == ["-"]
+
+
+def test_an_endless_file_is_refused_at_the_most_serq_reads(tmp_path):
+    """`serq check /dev/zero` (or `--instance /dev/zero`, an IR file linked to it)
+    read until the machine's memory was gone and the kernel killed it: a file
+    is read to 256 MB at most, more is E001."""
+    import pytest
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("needs /dev/zero")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    for args, what in ((("check", "/dev/zero"), "/dev/zero"),
+                       (("run", MG1, "--horizon", "10", "--instance", "/dev/zero"), "instance file /dev/zero"),
+                       (("ir", str(tmp_path / "zero.json")), str(tmp_path / "zero.json"))):
+        r = run(*args)
+        assert (r.exit_code, r.stdout, r.stderr) == (
+            1, "", f"error[E001]: cannot read {what}: it is more than 256 MB, the most serq reads of a file\n"), args
