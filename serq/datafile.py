@@ -41,8 +41,9 @@ def data_lines(path: str, code: str, what: str) -> Iterator[tuple[int, str]]:
                 return
             n += 1
             if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                # (its head shown: rendered from the file, the line was read whole, /dev/zero without end)
                 raise data_error(code, path, n, 1, f"the line is longer than {MAX_LINE} bytes, the most a row of "
-                                 f"{what} may be")
+                                 f"{what} may be", raw[:1024].decode("utf-8", errors="replace"))
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             try:

@@ -67,6 +67,9 @@ def number_text(v) -> str:
     return str(v)
 
 
+SOURCE_BYTES = 1 << 28       # the most serq reads of a file, 256 MB (the oracle's inputs' bound too)
+
+
 class Sources:
     """The text of every file read in one compilation, for rendering."""
 
@@ -96,8 +99,8 @@ class Sources:
         text = cls._texts.get(path)
         if text is None:
             try:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
+                with open(path, "rb") as f:       # (at most what serq reads of a file: /dev/zero has no end)
+                    text = f.read(SOURCE_BYTES).decode("utf-8", errors="replace")
             except OSError:
                 return None
             cls._texts[path] = text
@@ -222,9 +225,6 @@ class Collector:
 
     def __bool__(self) -> bool:
         return bool(self.items)
-
-
-SOURCE_BYTES = 1 << 28       # 256 MB, the oracle's inputs' bound too (serq/oracle/spec.py)
 
 
 def read_text(path: str, what: str = "") -> str:

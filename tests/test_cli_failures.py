@@ -223,6 +223,17 @@ def test_a_dash_is_stdout_where_the_option_prints_there_and_refused_elsewhere(tm
     assert os.listdir(tmp_path) == ["-"]
 
 
+def bounded(*args):
+    """serq in a process of its own whose memory is bounded (4 GB): a reader
+    that reads without end fails there, not the machine."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    return subprocess.run([sys.executable, "-m", "serq.cli", *args], capture_output=True, text=True,
+                          preexec_fn=limit, timeout=120)
+
+
 def test_an_endless_file_is_refused_at_the_most_serq_reads(tmp_path):
     """`serq check /dev/zero` (or `--instance /dev/zero`, an IR file linked to it)
     read until the machine's memory was gone and the kernel killed it: a file
@@ -234,6 +245,31 @@ def test_an_endless_file_is_refused_at_the_most_serq_reads(tmp_path):
     for args, what in ((("check", "/dev/zero"), "/dev/zero"),
                        (("run", MG1, "--horizon", "10", "--instance", "/dev/zero"), "instance file /dev/zero"),
                        (("ir", str(tmp_path / "zero.json")), str(tmp_path / "zero.json"))):
-        r = run(*args)
-        assert (r.exit_code, r.stdout, r.stderr) == (
+        r = bounded(*args)
+        assert (r.returncode, r.stdout, r.stderr) == (
             1, "", f"error[E001]: cannot read {what}: it is more than 256 MB, the most serq reads of a file\n"), args
+
+
+def test_a_data_file_without_end_is_refused_at_its_first_line(tmp_path):
+    """A trace, a table or a samples file linked to /dev/zero was refused at its
+    first line, too long, and the refusal then read the whole file to show that
+    line (an internal error under a memory limit; without one, memory gone):
+    the line's head is shown, the file read no further."""
+    import pytest
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("needs /dev/zero")
+    for name in ("zero.jsonl", "zero.csv"):
+        (tmp_path / name).symlink_to("/dev/zero")
+    shown = "1 | " + "\u2400" * 200 + " …"     # (NUL shown by its picture, serq.diag.visible)
+    for args, path, code, what in (
+            (("run", "examples/replay/mooncake.sq", "--horizon", "10", "--trace", str(tmp_path / "zero.jsonl")),
+             tmp_path / "zero.jsonl", "R014", "the Mooncake trace"),
+            (("plot", str(tmp_path / "zero.csv"), "--x", "a", "--y", "b", "--out", str(tmp_path / "p.svg")),
+             tmp_path / "zero.csv", "E972", "the table"),
+            (("plot", "--samples", str(tmp_path / "zero.csv"), "--out", str(tmp_path / "p.svg")),
+             tmp_path / "zero.csv", "E972", "the table")):
+        r = bounded(*args)
+        assert (r.returncode, r.stdout, r.stderr) == (
+            1, "", f"{path}:1:1: error[{code}]: the line is longer than 16777216 bytes, the most a row of {what} "
+                   f"may be\n  |\n{shown}\n  | ^\n"), args
+    assert sorted(os.listdir(tmp_path)) == ["zero.csv", "zero.jsonl"]
