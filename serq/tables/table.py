@@ -38,9 +38,15 @@ def columns(rows: list[dict], first: list[str]) -> list[str]:
     return out
 
 
-def table_format(path: str) -> str:
+def table_format(path: str, reading: bool = False) -> str:
+    """The table's format, by its extension: ``.csv`` or ``.parquet``; any
+    other is E971, said for a table read (``serq plot T.txt``: its help named
+    --out, which plot's TABLE is not) or written."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in FORMATS:
+        if reading:
+            raise SerqError(Diagnostic("E971", f"{path}: a table is read as .csv or .parquet, not `{ext or path}`",
+                                       help="a sweep's table: serq sweep --out T.csv or --out T.parquet"))
         raise SerqError(Diagnostic("E971", f"{path}: a table is written as .csv or .parquet, not "
                                            f"`{ext or path}`", help="--out table.csv or --out table.parquet"))
     return ext
@@ -133,7 +139,7 @@ def read(path) -> tuple[list[str], list[dict]]:
     UTF-8, empty, with a row of the wrong width or a column named twice."""
     from .. import args
     path = args.path("serq.read_table", "path", path)
-    ext = table_format(path)
+    ext = table_format(path, reading=True)
     if ext == ".parquet":
         return _read_parquet(path)
     reader, line = csv_lines(path, "E972", "the table")

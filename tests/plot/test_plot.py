@@ -1,6 +1,7 @@
 """Plots: their structure (axes, labels, series, the numbers drawn), not their pixels."""
 
 import math
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -140,6 +141,18 @@ def test_command_usage():
     r = run("missing.csv", "--x", "a", "--y", "b", "--out", "x.png")
     assert r.exit_code == 1 and r.output == ("error[E972]: cannot read the table missing.csv: "
                                              "No such file or directory\n")
+
+
+def test_a_table_of_another_extension_is_said_to_be_read_not_written(tmp_path):
+    """`serq plot t.txt` was told that a table is *written* as .csv or .parquet,
+    with the help `--out table.csv`: plot's TABLE is what it reads."""
+    t = tmp_path / "t.txt"
+    t.write_text("a,b\n1,2\n")
+    r = CliRunner().invoke(main, ["plot", str(t), "--x", "a", "--y", "b", "--out", str(tmp_path / "p.svg")])
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", (
+        f"error[E971]: {t}: a table is read as .csv or .parquet, not `.txt`\n"
+        "  = help: a sweep's table: serq sweep --out T.csv or --out T.parquet\n"))
+    assert sorted(os.listdir(tmp_path)) == ["t.txt"]
 
 
 def test_a_dump_file_that_is_not_one(tmp_path):
