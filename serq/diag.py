@@ -55,10 +55,11 @@ def source_lines(text: str) -> list:
 
 def number_text(v) -> str:
     """A number as a message about a program writes it: a whole number
-    without a point, ``inf``, ``-inf``, ``NaN``, else Python's shortest
-    repr."""
+    below 10^16 without a point, ``inf``, ``-inf``, ``NaN``, else Python's
+    shortest repr (``1e+308``: as digits, a float that large was 309 of them,
+    `warmup 1000000000000000010979…`)."""
     if isinstance(v, float):
-        if math.isfinite(v) and v == math.floor(v):
+        if math.isfinite(v) and v == math.floor(v) and abs(v) < 1e16:
             return str(int(v))
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"

@@ -273,3 +273,15 @@ def test_a_data_file_without_end_is_refused_at_its_first_line(tmp_path):
             1, "", f"{path}:1:1: error[{code}]: the line is longer than 16777216 bytes, the most a row of {what} "
                    f"may be\n  |\n{shown}\n  | ^\n"), args
     assert sorted(os.listdir(tmp_path)) == ["zero.csv", "zero.jsonl"]
+
+
+def test_a_huge_number_is_written_short_in_a_message():
+    """`serq run P --horizon 10 --warmup 1e308` said `warmup 1000000000000000010979…`,
+    309 digits: a whole number from 10^16 on is written as Python writes a
+    float, `1e+308`; below, as digits."""
+    from serq.diag import number_text
+    r = run("run", MG1, "--horizon", "10", "--warmup", "1e308")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", "$.warmup: error[E740]: warmup 1e+308 must be below the "
+                                                        "horizon 10\n")
+    assert [number_text(v) for v in (2.0 ** 53, 1e16 - 2, 1e16, -1e20, 1.5e300, 1e300 * 1e10)] == [
+        "9007199254740992", "9999999999999998", "1e+16", "-1e+20", "1.5e+300", "inf"]
