@@ -19,7 +19,7 @@ from typing import Optional
 import click
 
 from .diag import SerqError
-from .options import STDOUT, Out, Path
+from .options import STDOUT, Out, Path, nonneg, positive, seed_value
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
@@ -141,25 +141,8 @@ def _sets(values: tuple[str, ...], inputs: tuple[str, ...] = ()) -> dict:
     return out
 
 
-def _positive(ctx, param, value):
-    import math
-    if value is not None and not (value > 0 and math.isfinite(value)):
-        raise click.BadParameter("must be a finite positive number")
-    return value
-
-
-def _seed(ctx, param, value):
-    from .ir.model import SEEDS, SEEDS_TEXT
-    if value is not None and not 0 <= value < SEEDS:
-        raise click.BadParameter(f"a seed is {SEEDS_TEXT}, not {value}")
-    return value
-
-
-def _nonneg(ctx, param, value):
-    import math
-    if value is not None and not (value >= 0 and math.isfinite(value)):
-        raise click.BadParameter("must be a finite number ≥ 0")
-    return value
+# (the options' checks: one home, serq/options.py, which serq sweep's use too)
+_positive, _seed, _nonneg = positive, seed_value, nonneg
 
 
 def load_program(path: str, sets: tuple = (), **kw):

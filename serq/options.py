@@ -4,6 +4,8 @@ all of them so none imports the command line itself."""
 
 from __future__ import annotations
 
+import math
+
 import click
 
 # `-` where a command writes: stdout, as for every Unix tool
@@ -42,3 +44,25 @@ class Out(Path):
             kind = "a directory" if not self.file_okay else "a file"
             self.fail(f"- is stdout{self.why}: give {kind} (./- names one called -)", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def positive(ctx, param, value):
+    """A callback: a finite number above 0 (--horizon, --max-seconds)."""
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise click.BadParameter("must be a finite positive number")
+    return value
+
+
+def nonneg(ctx, param, value):
+    """A callback: a finite number ≥ 0 (--warmup)."""
+    if value is not None and not (value >= 0 and math.isfinite(value)):
+        raise click.BadParameter("must be a finite number ≥ 0")
+    return value
+
+
+def seed_value(ctx, param, value):
+    """A callback: a seed in serq's one range, 0 to 2^64 − 1."""
+    from .ir.model import SEEDS, SEEDS_TEXT
+    if value is not None and not 0 <= value < SEEDS:
+        raise click.BadParameter(f"a seed is {SEEDS_TEXT}, not {value}")
+    return value

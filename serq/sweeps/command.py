@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..options import Path
+from ..options import Path, nonneg, positive
 from ..diag import SerqError
 
 
@@ -47,8 +47,9 @@ class _notes:
               help="an input's values (commas outside parentheses separate them); repeat for a grid")
 @click.option("--seeds", default="1", show_default=True, metavar="SEEDS",
               help="the seeds of every point: 1-5, 1,3,7 or 1-3,10")
-@click.option("--horizon", type=float, help="each run's length (default: the instance's)")
-@click.option("--warmup", type=float, help="time discarded before recording (default: the instance's)")
+@click.option("--horizon", type=float, callback=positive, help="each run's length (default: the instance's)")
+@click.option("--warmup", type=float, callback=nonneg,
+              help="time discarded before recording (default: the instance's)")
 @click.option("--instance", type=Path(dir_okay=False),
               help="an instance file (default: the program's, instances/NAME.sq beside it)")
 @click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")

@@ -192,6 +192,22 @@ def test_usage_errors():
     assert r.exit_code == 2 and "--jobs sizes a local pool or --dask local" in r.output
 
 
+def test_a_horizon_or_warmup_out_of_range_is_a_usage_error_as_for_run(tmp_path):
+    """`serq sweep P --horizon -5` (inf, a --warmup of nan or -1) linked the program
+    and failed at the IR's field, `$.horizon: error[E740]`, exit 1; `serq run`
+    refuses them at the option.  So does the sweep now, before anything."""
+    for option, value, rule in (("--horizon", "-5", "must be a finite positive number"),
+                                ("--horizon", "inf", "must be a finite positive number"),
+                                ("--warmup", "nan", "must be a finite number ≥ 0"),
+                                ("--warmup", "-1", "must be a finite number ≥ 0")):
+        args = ["--horizon", "10", "--warmup", "0"]
+        args[args.index(option) + 1] = value
+        r = run(MG1, *args, "--out", str(tmp_path / "t.csv"))
+        assert (r.exit_code, r.stdout, r.stderr.splitlines()[-1]) == (
+            2, "", f"Error: Invalid value for '{option}': {rule}"), (option, value)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("ask", [["--show", "client.ttft.maen"], ["--under", "client.ttft.maen=0.5"]])
 def test_a_column_the_command_will_not_find_is_refused_at_the_first_run(tmp_path, ask):
     """A misspelt --show or --under column was found after every run, the
