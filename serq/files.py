@@ -209,7 +209,7 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
         # also as the section ends and its handlers are put back: seed 32 #1465)
         with deferred() as made:
             try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(place)}.", suffix=".serq", dir=folder)
+                fd, tmp = tempfile.mkstemp(prefix=_prefix(place), suffix=".serq", dir=folder)
                 os.close(fd)
             except OSError as e:
                 raise _cannot(what, path, e) from None
@@ -228,6 +228,18 @@ def writing(path: str, *, what: str, mark: Mark, force: bool = False, inputs: It
             raise _cannot(what, path, e) from None
     finally:
         _discard(tmp, os.unlink, os.path.exists)
+
+
+NAME_BYTES = 200       # of the place's name in a temporary one (a name is 255 bytes at most)
+
+
+def _prefix(path: str) -> str:
+    """A temporary name's head, ``.NAME.``: the place's name, its first
+    NAME_BYTES bytes (with the 8 random characters and ``.serq`` after them, a
+    place's name of 241 bytes or more made one past 255 bytes, and a name the
+    file system takes was refused, `File name too long`)."""
+    name = os.fsencode(os.path.basename(os.path.abspath(path)))[:NAME_BYTES]
+    return "." + os.fsdecode(name) + "."
 
 
 def _through(path: str, what: str) -> str:
@@ -369,7 +381,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
     try:
         with deferred() as made:      # (a signal as it is made: raised once its name is ours to remove)
             try:
-                tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".serq",
+                tmp = tempfile.mkdtemp(prefix=_prefix(directory), suffix=".serq",
                                        dir=parent)
             except OSError as e:
                 raise _cannot(what, shown, e) from None
@@ -394,7 +406,7 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
             # aside, then removed), or, where it cannot move (the current
             # directory, a mount point), emptied of its own files below
             with deferred() as aside:
-                old = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(directory))}.", suffix=".old",
+                old = tempfile.mkdtemp(prefix=_prefix(directory), suffix=".old",
                                        dir=parent)
             aside.release()
             moved = []

@@ -454,3 +454,22 @@ def test_a_dump_into_a_link_to_a_directory_goes_where_it_leads(tmp_path):
             f"error[E005]: --dump {tmp_path / 'to_src'} holds {prog}, an input of serq run --dump: it is not "
             "written over", "  = help: write the output elsewhere"])
     assert os.listdir(src) == ["mg1.sq"] and os.path.islink(tmp_path / "to_src")
+
+
+def test_a_place_whose_name_is_near_the_longest_takes_its_file(tmp_path):
+    """A --out or --dump named with 241 to 255 bytes (a name the file system
+    takes) was refused, `File name too long`: its temporary name, `.NAME.`,
+    8 characters and `.serq`, was past 255 bytes.  The temporary name keeps
+    the place's first 200 bytes."""
+    trace = run("mooncake-trace", "--requests", "2").stdout
+    long = tmp_path / ("a" * 249 + ".jsonl")                   # 255 bytes
+    wide = tmp_path / ("é" * 126 + ".x")                       # 254 bytes, cut inside no character
+    for out in (long, wide):
+        r = run("mooncake-trace", "--requests", "2", "--out", str(out))
+        assert (r.exit_code, r.stderr, out.read_text()) == (0, "", trace)
+    dump = tmp_path / ("d" * 255)
+    for _ in range(2):            # new, then over the earlier dump
+        r = run("run", MG1, "--horizon", "50", "--warmup", "0", "--dump", str(dump))
+        assert r.exit_code == 0, r.output
+    assert sorted(os.listdir(tmp_path)) == sorted([long.name, wide.name, dump.name])
+    assert sorted(os.listdir(dump)) == [".serq-files.json", "client", "sojourn.csv"]
