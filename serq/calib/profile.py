@@ -85,13 +85,13 @@ def _meta(path: str, tp: int) -> dict:
     for key in ("model", "hardware", "gpu", "vllm_version", "architecture"):
         v = data.get(key)
         if not isinstance(v, str) or not v:
-            raise R.bad(path, _line_of(path, key), f"meta.yaml's `{key}` is {v!r}, not a name")
+            raise R.bad(path, _line_of(path, key), f"meta.yaml's `{key}` is {R.shown(v)}, not a name")
         out[key] = v
     tps = data.get("tp_degrees")
     if not isinstance(tps, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in tps):
         raise R.bad(path, _line_of(path, "tp_degrees"), "meta.yaml's `tp_degrees` is a list of whole numbers")
     if tp not in tps:
-        raise R.content(f"the profile folder is tp{tp}, and meta.yaml profiled tp_degrees {tps}",
+        raise R.content(f"the profile folder is tp{tp}, and meta.yaml profiled tp_degrees {R.shown(tps)}",
                         path, _line_of(path, "tp_degrees"))
     eng = data.get("engine_effective") or {}
     if not isinstance(eng, dict):
@@ -100,7 +100,8 @@ def _meta(path: str, tp: int) -> dict:
                       ("block_size", "block_size")):
         v = eng.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
-            raise R.bad(path, _line_of(path, key), f"meta.yaml's `{key}` is {v!r}, not a whole number ≥ 1")
+            raise R.bad(path, _line_of(path, key),
+                        f"meta.yaml's `{key}` is {R.shown(v)}, not a whole number ≥ 1")
         out[name] = v
     return out
 

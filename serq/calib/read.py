@@ -33,6 +33,17 @@ def missing(what: str, path: str, help: Optional[str] = None, *, folder: bool = 
                                 help=help))
 
 
+def shown(v) -> str:
+    """A value a file gave, as a message shows it: Python's repr, cut short
+    (a YAML alias nested nine deep, `model: *i`, is 9^9 strings, whose
+    whole repr never ended; a cell of a 16 MB line)."""
+    import reprlib
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxtuple, r.maxdict, r.maxset = 2, 4, 4, 4, 4
+    r.maxstring = r.maxother = r.maxlong = 60
+    return r.repr(v)
+
+
 def bad(path: str, line: int, message: str, col: int = 1, help: Optional[str] = None) -> SerqError:
     """A located problem of ``path`` at ``line`` (and ``col``)."""
     return SerqError(Diagnostic(E_FORMAT, message, Span.point(path, max(1, line), max(1, col)), help=help))
@@ -63,13 +74,13 @@ def number(cell: str, path: str, line: int, col_name: str, *, whole: bool = Fals
     try:
         v = float(cell)
     except (TypeError, ValueError):
-        raise bad(path, line, f"`{col_name}` is {cell!r}, not a number") from None
+        raise bad(path, line, f"`{col_name}` is {shown(cell)}, not a number") from None
     if not math.isfinite(v):
-        raise bad(path, line, f"`{col_name}` is {cell!r}, not a finite number")
+        raise bad(path, line, f"`{col_name}` is {shown(cell)}, not a finite number")
     if whole and v != math.floor(v):
-        raise bad(path, line, f"`{col_name}` is {cell!r}, not a whole number")
+        raise bad(path, line, f"`{col_name}` is {shown(cell)}, not a whole number")
     if minimum is not None and v < minimum:
-        raise bad(path, line, f"`{col_name}` is {cell!r}, below {minimum:g}")
+        raise bad(path, line, f"`{col_name}` is {shown(cell)}, below {minimum:g}")
     return v
 
 

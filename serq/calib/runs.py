@@ -168,7 +168,7 @@ def _requests(path: str) -> list:
         rid = obj["request_id"]
         m = _RID.match(rid) if isinstance(rid, str) else None
         if m is None:
-            raise R.bad(path, n, f"`request_id` is {rid!r}, not bench-N")
+            raise R.bad(path, n, f"`request_id` is {R.shown(rid)}, not bench-N")
         i = int(m.group(1))
         if i in out:
             raise R.bad(path, n, f"{rid} is given twice (first at line {out[i].line})")

@@ -69,6 +69,34 @@ def test_malformed_yaml_is_located(profile):
     assert first.startswith(f"{path}:5:") and "error[E981]: not YAML: " in first, first
 
 
+LAUGHS = "".join(f"{c}: &{c} [{', '.join([f'*{p}' if p else 'lol'] * 9)}]\n"
+                 for p, c in zip(["", *"abcdefgh"], "abcdefghi"))
+
+
+def test_a_value_that_nests_without_end_is_shown_short(profile):
+    """A meta.yaml whose `model` is an alias nested nine deep (9^9 strings, a few
+    lines of YAML) made `serq calibrate` print its whole repr, which never
+    ended; a cell of a long line was shown whole.  A value is shown cut short."""
+    path = os.path.join(os.path.dirname(profile), "meta.yaml")
+    with open(path, encoding="utf-8") as f:
+        meta = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(LAUGHS + meta.replace("model: meta-llama/Llama-3.1-8B", "model: *i"))
+    with pytest.raises(SerqError) as e:
+        PF.read(profile)
+    assert one(e) == (f"{path}:15:1: error[E981]: meta.yaml's `model` is [[[...], [...], [...], [...], ...], "
+                      "[[...], [...], [...], [...], ...], [[...], [...], [...], [...], ...], [[...], [...], [...], "
+                      "[...], ...], ...], not a name\n   |\n15 | model: *i\n   | ^")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(meta)
+    csv_path = os.path.join(profile, "attention.csv")
+    rewrite_line(csv_path, 3, "0,0,1,32," + "9" * 100 + "x")
+    with pytest.raises(SerqError) as e:
+        PF.read(profile)
+    assert one(e).split("\n")[0] == (f"{csv_path}:3:1: error[E981]: `time_us` is '{'9' * 27}...{'9' * 27}x', "
+                                     "not a number")
+
+
 def test_a_profile_folder_is_named_for_its_tp_degree(tmp_path):
     os.makedirs(tmp_path / "bf16" / "other")
     with pytest.raises(SerqError) as e:
