@@ -259,6 +259,8 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
             self.inside = True
             return
         self.limits.clear()
+        if hasattr(self.trace, "check"):      # (a trace read as the run went: the file it was)
+            self.trace.check()
         self.conclude()
 
     def loop(self, extras: bool, check_at: int) -> None:

@@ -14,6 +14,7 @@ Mooncake trace (serq.ir.trace).
 from __future__ import annotations
 
 import math
+import os
 
 from ..diag import SerqError
 from ..ir import model as M
@@ -225,6 +226,14 @@ class TraceStream:
         from ..ir.trace import iter_mooncake
         self.path = path
         self.rows: list = []
+        # the file the rows come from, as it is as its reading begins: one
+        # written to in place as the run reads it (`>`, `>>`, an editor's
+        # save) gave the run rows of two files, or fewer rows, silently
+        try:
+            self.fd = os.open(path, os.O_RDONLY)
+            self.seen = _state(os.fstat(self.fd))
+        except OSError:
+            self.fd = None      # (the reading says why it cannot)
         self.it = iter_mooncake(path)
         if self.row(0) is None:
             raise RunError("R014", f"the trace {path} has no rows", field="$.trace")
@@ -236,14 +245,43 @@ class TraceStream:
                 _, r = next(self.it)
             except StopIteration:
                 self.it = None
+                self.check()
                 break
             except SerqError as e:
+                self.check()
                 raise _run_error(e) from None
             rows.append(TraceRow(r))
         return rows[i] if i < len(rows) else None
 
+    def check(self) -> None:
+        """At the end of its reading (its last row, an error, the run's end):
+        a trace changed in place since its reading began is a run error, R014."""
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        try:
+            now = _state(os.fstat(fd))
+        finally:
+            os.close(fd)
+        if now != self.seen:
+            e = RunError("R014", f"the trace {self.path} was written to while the run read it (its size or its "
+                                 "time of change is not what it was as the run began): the rows the run read may "
+                                 "not be one file's", field="$.trace")
+            e.diagnostics[0].help = ("run it again on a trace nothing writes to as it runs (a writer that replaces "
+                                     "the file whole, as serq mooncake-trace --out does, leaves a run the file it "
+                                     "opened)")
+            raise e
+
+    def __del__(self):
+        if getattr(self, "fd", None) is not None:
+            os.close(self.fd)
+
     def __getitem__(self, i: int):
         return self.row(i)
+
+
+def _state(st) -> tuple:
+    return (st.st_size, st.st_mtime_ns)
 
 
 def load_trace(path: str, streamed: bool = False):

@@ -447,3 +447,47 @@ def test_what_a_content_addressed_program_may_not_say(tmp_path, pool, stmt, mess
     with pytest.raises(SerqError) as e:
         compile_file(str(src), horizon=10.0)
     assert message in e.value.render()
+
+
+def test_a_trace_changed_in_place_while_the_run_reads_it_is_a_run_error(tmp_path):
+    """A Mooncake trace is read as the run reaches its rows; one written to in
+    place meanwhile (`>`, `>>`, an editor's save) gave the run the rows of two
+    files, or a not-JSON error at a line the change cut in two (emptied at
+    10 s: `t.jsonl:38:2: not JSON`, a line the file no longer has).  The run
+    says the trace was written to (R014); a trace replaced whole by a rename (serq mooncake-trace --out)
+    leaves the run the file it opened, and its report is that file's."""
+    import shutil
+    from serq.link import compile_file
+    src = "examples/replay/data/mooncake_generated.jsonl"
+    path = tmp_path / "t.jsonl"
+    shutil.copy(src, path)
+    p = compile_file("examples/replay/mooncake.sq", horizon=300.0, trace=str(path))
+    whole = simulate(p).data()
+    done = []
+
+    def change(how):
+        def hook(sim):
+            if not done and sim.now > 10:
+                done.append(how)
+                how()
+        return hook
+    for how in (lambda: path.write_text(""),
+                lambda: path.write_text(ROW % (0, 1) * 3),
+                lambda: open(path, "a").write(ROW % (10 ** 9, 1))):
+        shutil.copy(src, path)
+        done.clear()
+        with pytest.raises(RunError) as e:
+            simulate(p, check_hook=change(how))
+        assert done and e.value.render() == (
+            f"$.trace: error[R014]: the trace {path} was written to while the run read it (its size or its time of "
+            "change is not what it was as the run began): the rows the run read may not be one file's\n"
+            "  = help: run it again on a trace nothing writes to as it runs (a writer that replaces the file whole, "
+            "as serq mooncake-trace --out does, leaves a run the file it opened)")
+    shutil.copy(src, path)
+    done.clear()
+
+    def replace():
+        (tmp_path / "new.jsonl").write_text(ROW % (0, 1) * 3)
+        os.replace(tmp_path / "new.jsonl", path)
+    got = simulate(p, check_hook=change(replace)).data()
+    assert done and got["run"] == whole["run"] and got["client"] == whole["client"]
