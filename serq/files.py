@@ -296,13 +296,23 @@ def _mode() -> int:
 
 # ---------------------------------------------------------------- manifests
 
+MANIFEST_BYTES = 1 << 24    # a manifest's most (a million files' names)
+
+
 def read_manifest(directory: str) -> Optional[dict]:
     """The directory's manifest ``{"command", "files"}``, or None (none, or
-    not one serq wrote)."""
+    not one serq wrote: a manifest is a file of at most MANIFEST_BYTES; one
+    linked to /dev/zero was read until memory was gone)."""
+    path = os.path.join(directory, MANIFEST)
+    if not os.path.isfile(path):
+        return None
     try:
-        with open(os.path.join(directory, MANIFEST), encoding="utf-8") as f:
-            m = json.load(f)
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            data = f.read(MANIFEST_BYTES + 1)
+        if len(data) > MANIFEST_BYTES:
+            return None
+        m = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
     if not (isinstance(m, dict) and isinstance(m.get("command"), str) and isinstance(m.get("files"), list)
             and all(isinstance(x, str) for x in m["files"])):
@@ -334,7 +344,8 @@ def _foreign(directory: str, command: str) -> list:
     and the manifest, are its own)."""
     m = read_manifest(directory)
     mine = set(m["files"]) if m is not None and m["command"] == command else set()
-    return [e for e in _entries(directory) if e != MANIFEST and e not in mine]
+    # (a .serq-files.json that is no manifest serq wrote is a file like any other)
+    return [e for e in _entries(directory) if (e != MANIFEST or m is None) and e not in mine]
 
 
 def check_tree(directory: str, *, what: str, command: str, force: bool = False, inputs: Iterable = ()) -> None:
@@ -487,6 +498,10 @@ class Collection:
         path = os.path.join(d, name)
         m = read_manifest(d)
         mine = set(m["files"]) if m is not None and m["command"] == self.command else set()
+        there = os.path.join(d, MANIFEST)
+        if m is None and os.path.lexists(there) and not self.force:
+            raise _refuse(f"{self.what}{there} exists and is not a manifest serq wrote: it is not written over",
+                          help="give --force (force=True) to replace it, or another directory")
         if os.path.lexists(path) and name not in mine and not self.force:
             raise _refuse(f"{self.what}{path} exists and is not a file {self.command} made: it is not "
                           "written over", help="give --force (force=True) to replace it, or another directory")

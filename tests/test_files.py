@@ -473,3 +473,50 @@ def test_a_place_whose_name_is_near_the_longest_takes_its_file(tmp_path):
         assert r.exit_code == 0, r.output
     assert sorted(os.listdir(tmp_path)) == sorted([long.name, wide.name, dump.name])
     assert sorted(os.listdir(dump)) == [".serq-files.json", "client", "sojourn.csv"]
+
+
+def test_a_manifest_that_is_not_serqs_is_a_file_it_did_not_make(tmp_path):
+    """A directory's .serq-files.json linked to /dev/zero was read until memory
+    was gone (an internal error under a limit); one that is not a manifest
+    (not JSON, not serq's shape) was taken for none, and the directory holding
+    it for an empty one: a dump replaced it whole and the file was lost, a
+    campaign wrote its manifest over it.  A manifest is a file of at most
+    16 MB that serq wrote; any other .serq-files.json is refused as any file
+    the command did not make is."""
+    import resource
+    with open("/proc/self/status") as f:        # (a reader without end fails here, not the machine)
+        size = next(int(x.split()[1]) * 1024 for x in f if x.startswith("VmSize:"))
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30), old[1]))
+    try:
+        _manifests(tmp_path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
+
+
+def _manifests(tmp_path):
+    for made in (lambda p: p.symlink_to("/dev/zero"), lambda p: p.write_text("[" * 100000),
+                 lambda p: p.write_text('{"command": "serq run --dump"}')):
+        d = tmp_path / "d"
+        d.mkdir()
+        made(d / files.MANIFEST)
+        assert files.read_manifest(str(d)) is None
+        r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d))
+        assert (r.exit_code, r.stderr.splitlines()[-2:]) == (1, [
+            f"error[E005]: --dump {d} holds files serq run --dump did not make (.serq-files.json): it is not "
+            "written into", "  = help: give an empty or new directory, or --force (force=True) to write the files "
+            "into it (theirs of the same names replaced, the rest left)"])
+        assert os.listdir(d) == [files.MANIFEST]
+        c = files.Collection(str(d), what="--out ", command="serq oracle fuzz")
+        with pytest.raises(files.SerqError) as e:
+            c.add("s1_00003.json", "{}\n")
+        assert e.value.render() == (
+            f"error[E005]: --out {d / files.MANIFEST} exists and is not a manifest serq wrote: it is not written "
+            "over\n  = help: give --force (force=True) to replace it, or another directory")
+        assert os.listdir(d) == [files.MANIFEST]
+        r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d), "--force")
+        assert r.exit_code == 0, r.output
+        assert files.read_manifest(str(d))["files"] == ["client/response.csv", "client/tpot.csv", "client/ttft.csv",
+                                                        "sojourn.csv"]
+        import shutil
+        shutil.rmtree(d)
