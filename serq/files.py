@@ -434,9 +434,19 @@ def write_tree(directory: str, files: list, *, what: str, command: str, force: b
                 return
         # into a directory with other files (force), or one that cannot move:
         # the files moved in one by one
-        for rel in names:
+        # (each checked before any moves: a file where the dump needs a folder,
+        # `client`, or a folder where it writes a file, the manifest, failed
+        # half way, the files before it moved in)
+        for rel in [*names, MANIFEST]:
             if os.path.isdir(os.path.join(directory, rel)):
                 raise SerqError(Diagnostic("E004", f"cannot write {what}{shown}: {rel} is a directory there"))
+            parts = rel.split("/")[:-1]
+            for k in range(1, len(parts) + 1):
+                folder = "/".join(parts[:k])
+                at = os.path.join(directory, folder)
+                if os.path.lexists(at) and not os.path.isdir(at):
+                    raise SerqError(Diagnostic("E004", f"cannot write {what}{shown}: {folder} is {kind_of(at)} "
+                                                       f"there, where the dump writes {rel}"))
 
         def move_in():
             for rel in names:

@@ -520,3 +520,26 @@ def _manifests(tmp_path):
                                                         "sojourn.csv"]
         import shutil
         shutil.rmtree(d)
+
+
+def test_a_forced_dump_that_cannot_land_whole_moves_nothing_in(tmp_path):
+    """`--dump DIR --force` into a directory holding a file `client` (where the
+    dump writes client/…) or a folder .serq-files.json (where it writes its
+    manifest) moved its first files in and then failed, `File exists` or `Is a
+    directory`: half a dump among the user's files.  Each place is checked
+    before anything moves; nothing is written."""
+    for blocker, message in (("client", "client is a file there, where the dump writes client/ttft.csv"),
+                             (files.MANIFEST, ".serq-files.json is a directory there")):
+        d = tmp_path / "d"
+        d.mkdir()
+        (d / "other").write_text("x")
+        if blocker == "client":
+            (d / "client").write_text("mine")
+        else:
+            (d / blocker).mkdir()
+        r = run("run", MG1, "--horizon", "10", "--warmup", "0", "--dump", str(d), "--force")
+        assert (r.exit_code, r.stderr) == (1, f"error[E004]: cannot write --dump {d}: {message}\n")
+        assert sorted(os.listdir(d)) == sorted(["other", blocker]) and (d / "other").read_text() == "x"
+        assert sorted(os.listdir(tmp_path)) == ["d"]
+        import shutil
+        shutil.rmtree(d)
