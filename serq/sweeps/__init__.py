@@ -364,8 +364,9 @@ def sweep(program, set: Optional[dict] = None, *, seeds=(1,), horizon=None, warm
     for index in range(len(tasks)):
         point = pts[index // len(seed_list)]
         rows.append({**{k: G.column_value(v) for k, v in point.items()}, **results[index]})
+    used = min(jobs, len(tasks))      # (the processes a local pool had: never more than the runs)
     where = (f"dask {dask}" if isinstance(dask, str) else "dask") if dask is not None else \
-        f"{jobs} job{'s' if jobs != 1 else ''}"
+        f"{used} job{'s' if used != 1 else ''}"
     result = Sweep(list(lists), seed_list, rows, seconds=time.perf_counter() - t0, where=where, reads=reads)
     if out is not None:
         result.write(out, force=force)

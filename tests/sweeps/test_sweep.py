@@ -6,6 +6,7 @@ import csv
 import io
 import math
 import os
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -167,6 +168,17 @@ def test_the_command_writes_the_table_and_prints_the_spread(tmp_path):
     assert lines[2 + 4:] == ([""] + sw.notes() if sw.notes() else [])
     assert "\r" not in r.output and "run/s" not in r.output    # no progress bar off a terminal
     assert r.stderr.startswith("sweep: 2 points × 2 seeds = 4 runs in ")
+
+
+def test_the_summary_says_the_processes_the_runs_had(tmp_path):
+    """--jobs is at most so many processes: a sweep of 3 runs had 3 however
+    many were asked (it said `(100000 jobs)`)."""
+    r = run(MG1, "--seeds", "1-3", "--horizon", "10", "--warmup", "0", "--jobs", "100000",
+            "--out", str(tmp_path / "t.csv"))
+    assert r.exit_code == 0, r.output
+    assert re.fullmatch(r"sweep: 1 point × 3 seeds = 3 runs in [0-9.]+ s \(3 jobs\); table .*t\.csv\n", r.stderr)
+    r = run(MG1, "--seeds", "1-3", "--horizon", "10", "--warmup", "0", "--jobs", "1", "--out", str(tmp_path / "u.csv"))
+    assert re.search(r" \(1 job\); table ", r.stderr)
 
 
 def test_out_dash_is_csv_alone_on_stdout():
