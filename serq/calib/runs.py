@@ -143,16 +143,25 @@ def _line_of(path: str, key: str) -> int:
 
 
 def _find_workload(path: str, dataset: str, meta_path: str, line: int) -> str:
+    from ..files import kind_of
     if os.path.isabs(dataset):
-        if os.path.isfile(dataset):
-            return dataset
+        cands = [dataset]
     else:
+        cands = []
         d = path
         for _ in range(6):
             d = os.path.dirname(d)
-            cand = os.path.join(d, dataset)
-            if os.path.isfile(cand):
-                return cand
+            cands.append(os.path.join(d, dataset))
+    other = None        # the first place where something else than a file is
+    for cand in cands:
+        kind = kind_of(cand)
+        if kind == "a file":
+            return cand
+        if kind is not None and other is None:
+            other = (cand, kind)
+    if other is not None:
+        raise R.content(f"the run replayed {dataset}, and {other[0]} is {other[1]}, not a file", meta_path, line,
+                        help="give the workload: --workload FILE.jsonl")
     raise R.content(f"the run replayed {dataset}, which is not in the repository the run is in "
                     f"(looked up to six folders above {path})", meta_path, line,
                     help="give the workload: --workload FILE.jsonl")

@@ -132,6 +132,25 @@ def test_a_run_reads_whole_and_its_workload_is_found_in_its_repository(tmp_path)
     assert r.workload[1].arrival == pytest.approx(0.1) and r.peer is None
 
 
+def test_a_workload_that_is_not_a_file_is_said_to_be_what_it_is(tmp_path):
+    """A dataset_path naming a directory (or a device) was said not to be in
+    the repository at all."""
+    b = bundle(tmp_path)
+    w = tmp_path / "workloads" / "w.jsonl"
+    w.unlink()
+    w.mkdir()
+    meta = os.path.join(b, "vllm", "meta.json")
+    with pytest.raises(SerqError) as e:
+        runs.read(b)
+    assert one(e) == (f"{meta}:4:1: error[E982]: the run replayed workloads/w.jsonl, and {w} is a directory, "
+                      'not a file\n  |\n4 |  "dataset_path": "workloads/w.jsonl",\n  | ^\n'
+                      "  = help: give the workload: --workload FILE.jsonl")
+    w.rmdir()
+    with pytest.raises(SerqError) as e:
+        runs.read(b)
+    assert "which is not in the repository the run is in" in one(e)
+
+
 def test_malformed_json_and_json_lines_are_located(tmp_path):
     b = bundle(tmp_path)
     path = os.path.join(b, "vllm", "requests.jsonl")
