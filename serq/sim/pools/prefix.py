@@ -59,6 +59,7 @@ import hashlib
 import math
 import struct
 from collections import OrderedDict
+from itertools import islice, takewhile
 
 from ..compile import CTX
 from ..errors import Fault, fmt_num
@@ -286,16 +287,18 @@ class SharedPool(Pool):
         return n
 
     def _found(self, sess) -> int:
-        """(lookup's answer, walked in the index)"""
-        index = self.index
+        """(lookup's answer, walked in the index: the names the chain has
+        so far in one pass in C, to the first the index lacks; the chain
+        named further, a block at a time, where they all are there)"""
+        has = self.index.__contains__
         bs = self.bs
         n = 0
         names = chain(sess, bs, 1)
-        while names[n] in index:
-            n += 1
-            if n == len(names):
-                names = chain(sess, bs, n + 1)
-        return n
+        while True:
+            n += len(list(takewhile(has, islice(names, n, None))))
+            if n < len(names):
+                return n
+            names = chain(sess, bs, n + 1)
 
     # -- what the machine calls ------------------------------------------------
     def cached_of(self, sess) -> float:
