@@ -4,7 +4,7 @@ valgrind's cachegrind: a figure that does not move with the machine's load
 minute to the next), so that a change to the simulator can be measured in
 one pass, before against after.
 
-    .venv/bin/python bench/instructions.py [--only a,b,c,e,h] [--base DIR] [--repeat N] [--quick]
+    .venv/bin/python bench/instructions.py [--only a,b,c,e,h,s] [--base DIR] [--repeat N] [--quick]
 
 Each case is linked once, here, and its IR written to a file; it is counted
 as the instructions of a process that reads that IR and simulates it twice,
@@ -25,7 +25,10 @@ first 100 sessions; (c) the M/M/1 of examples/single-turn/mg1.sq at horizon
 20 000; (e) the Mooncake replay of bench/prefix_bench.py, its first 500
 requests (a content-addressed pool under a full cache; skipped, saying why,
 where Mooncake's trace is absent); (h) the overview's program as a large
-engine (256 sequences, 30 000 blocks, 40 arrivals/s) at horizon 30.  Under
+engine (256 sequences, 30 000 blocks, 40 arrivals/s) at horizon 30; (s)
+examples/engines/sglang.sq (an engine whose schedule is an `iteration`
+body, a radix tree of one-token pages) with 32 running requests at 2.67
+arrivals/s, horizon 30.  Under
 valgrind each takes 20-90 s (``--quick``: each about a tenth of the run, a few
 seconds).
 """
@@ -40,7 +43,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CASES = "abceh"
+CASES = "abcehs"
 
 
 def program(case: str, quick: bool = False):
@@ -73,6 +76,9 @@ def program(case: str, quick: bool = False):
     if case == "h":
         return compile_file(os.path.join(HERE, "vllm_overview.sq"), horizon=5.0 if quick else 30.0, seed=1,
                             sets={"max_seqs": "256", "blocks": "30000", "Lambda": "40"})
+    if case == "s":
+        return compile_file(os.path.join(ROOT, "examples", "engines", "sglang.sq"), horizon=3.0 if quick else 30.0,
+                            seed=1, sets={"Lambda": "2.67", "max_running": "32"})
     raise SystemExit(f"bench/instructions.py: no case {case!r} (the cases are {', '.join(CASES)})")
 
 

@@ -18,7 +18,7 @@ import instructions  # noqa: E402
 def test_an_unknown_case_is_named_with_the_cases_there_are():
     with pytest.raises(SystemExit) as e:
         instructions.program("z")
-    assert str(e.value) == "bench/instructions.py: no case 'z' (the cases are a, b, c, e, h)"
+    assert str(e.value) == "bench/instructions.py: no case 'z' (the cases are a, b, c, e, h, s)"
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
