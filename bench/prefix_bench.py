@@ -102,6 +102,7 @@ def admission_costs(sizes=(1_000, 10_000, 100_000, 1_000_000), n=2000) -> list:
     class Sim:
         now = 0.0
         warmup = 0.0
+        alloc_ver = 0
         program = M.Program(files=(), attrs=(), attr_types=(), observes=(), pools=(), stages=(),
                             arrival=M.ANone(), blocks=(), session=0)
 

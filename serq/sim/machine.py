@@ -99,6 +99,7 @@ class Sim(Locating, Interpreter, Workload, Legs, Admission, Release, Growth, Evi
         self.seq = 0
         self.nevents = 0
         self.npreempt = 0
+        self.alloc_ver = 0      # moves whenever an allocation is taken, grows or is released (StepStage.set_res_ctx)
         self.rel_seq = 0
         self.alloc_seq = 0
         self.unfit = None       # the pool the last refused admission did not fit (waiting.blocked)

@@ -134,6 +134,13 @@ class StepStage(Stage):
         # radix tree's path
         self.try_memory = self.memory is not None and (self.memory.tree or _reads_blocked(k))
         self.residents = []
+        # the residents' part of the context, kept with what it was made
+        # from: the residents as they were (res_ver moves whenever they
+        # change) and, where the KV is read, every allocation (the machine's
+        # alloc_ver moves whenever one grows, is taken or is released)
+        self.res_ver = 0
+        self.res_key = None
+        self.res_vals = None
         self.turn_done = {}         # session -> the turn last counted `completed` (a request, not a run)
         self.iterating = False
         self.plan = None
@@ -222,6 +229,7 @@ class StepStage(Stage):
         job.plan_n = 0.0
         job.mem_pas = None
         bisect.insort(self.residents, job, key=_order_key)
+        self.res_ver += 1
 
     def remove(self, job) -> None:
         """A resident leaves without finishing (preemption, a refused session)."""
@@ -229,6 +237,7 @@ class StepStage(Stage):
         job.alive = False
         self.n -= 1
         self.residents.remove(job)
+        self.res_ver += 1
         plan = self.plan
         if self.planning and plan is not None and job.served_it == plan.it:
             if job in plan.batch:
@@ -255,11 +264,31 @@ class StepStage(Stage):
         return tot
 
     def set_res_ctx(self) -> None:
-        ctx = self.sim.ctx
+        """The residents' part of the context: their count, the decoding
+        ones, the KV of each kind.  Made again only where the residents or
+        an allocation changed since it was last made (a schedule reads it at
+        each guard, register and admission: each was a pass over the
+        residents)."""
+        sim = self.sim
+        ctx = sim.ctx
         res = self.residents
-        if len(res) >= WATCH_RESIDENTS and self.sim.limits.inside_too:   # an iteration this long may stop
-            self.sim.limits.inside()
+        if len(res) >= WATCH_RESIDENTS and sim.limits.inside_too:   # an iteration this long may stop
+            sim.limits.inside()
+        key = (self.res_ver, sim.alloc_ver) if self.need_kv else self.res_ver
+        if key == self.res_key:
+            nd, kvb, kvp = self.res_vals
+        else:
+            nd, kvb, kvp = self.res_vals = self.res_values()
+            self.res_key = key
         ctx[C_NRES] = float(len(res))
+        ctx[C_NDEC] = float(nd)
+        ctx[C_KVB] = kvb
+        ctx[C_KVP] = kvp
+
+    def res_values(self) -> tuple:
+        """(decoding residents, their KV, the others' KV), by a pass over
+        the residents in their order."""
+        res = self.residents
         nd = 0
         kvb = kvp = 0.0
         if self.need_kv:
@@ -282,9 +311,7 @@ class StepStage(Stage):
             for j in res:
                 if j.mode == MODE_DECODE:
                     nd += 1
-        ctx[C_NDEC] = float(nd)
-        ctx[C_KVB] = kvb
-        ctx[C_KVP] = kvp
+        return nd, kvb, kvp
 
     def set_plan_ctx(self, plan) -> None:
         self.set_res_ctx()
@@ -780,9 +807,11 @@ class StepStage(Stage):
                     res[:] = [j for j in res if id(j) not in gone]
                 else:
                     res[:] = [j for j in res if j.rem != 0.0]
+                self.res_ver += 1
             for j in done:
                 if not one_pass:
                     res.remove(j)
+                    self.res_ver += 1
                 self.n -= 1
                 j.alive = False
                 if now >= sim.warmup:

@@ -1,5 +1,7 @@
-"""An iteration's plan keeps its batch's tokens and prefilled tokens as jobs
-join and leave it (``Plan.take``, ``Plan.leave``, ``Plan.clear``), so that an
+"""What an iteration's schedule reads is kept, not made again by a pass at
+each read: the residents' part of the context while the residents and the
+allocations are the same (``StepStage.set_res_ctx``; the last test), and the
+plan's batch's tokens and prefilled tokens as jobs join and leave it (``Plan.take``, ``Plan.leave``, ``Plan.clear``), so that an
 admission does not pass over the batch so far: at every admission and every
 `iteration` guard the sums are what a pass over the batch gives, to the bit,
 also after a preemption took a job out of the batch and after an exclusive
@@ -149,3 +151,40 @@ def test_what_reads_the_residents_context_unset(edit, unset):
         assert edit[0] in src
         src = src.replace(edit[0], edit[1])
     assert S._aggregates_read_unset(compile_source(src, path, horizon=10.0)) is unset
+
+
+@pytest.mark.parametrize("case", ["sglang", "vllm", "priority", "mooncake", "svf", "phases"])
+def test_the_residents_context_kept_is_the_one_a_pass_makes(monkeypatch, case):
+    """set_res_ctx makes the residents' part of the context again only where
+    the residents or an allocation changed since it last did (res_ver, the
+    machine's alloc_ver): at every call what it writes is what a pass over
+    the residents gives, through admissions, growth, preemptions, releases,
+    the end of iterations and a content-addressed pool's sharing."""
+    set_res_ctx = S.StepStage.set_res_ctx
+    seen = {"calls": 0, "kept": 0}
+
+    def checked(self):
+        kept = self.res_key == ((self.res_ver, self.sim.alloc_ver) if self.need_kv else self.res_ver)
+        set_res_ctx(self)
+        nd, kvb, kvp = self.res_values()
+        ctx = self.sim.ctx
+        assert (ctx[S.C_NRES], ctx[S.C_NDEC], ctx[S.C_KVB], ctx[S.C_KVP]) == \
+            (float(len(self.residents)), float(nd), kvb, kvp)
+        seen["calls"] += 1
+        seen["kept"] += kept
+
+    monkeypatch.setattr(S.StepStage, "set_res_ctx", checked)
+    if case == "sglang":
+        run("examples/engines/sglang.sq", Lambda=2, kv_tokens=20000)
+    elif case == "vllm":
+        run("examples/multi-turn/vllm.sq", Lambda=3, blocks=400)
+    elif case == "priority":
+        _, p = scenario_program(os.path.join(ROOT, "tools", "oracle", "priority", "prio_victim.json"))
+        simulate(p, strokes=False)
+    elif case == "mooncake":
+        run("examples/replay/mooncake.sq")
+    elif case == "svf":      # an engine whose context has no KV: kept while the residents are the same
+        run("examples/papers/kong_svf.sq")
+    else:
+        run("examples/single-turn/separate_phases.sq")
+    assert seen["calls"] > 3 and seen["kept"] > 0

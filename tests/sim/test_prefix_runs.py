@@ -158,6 +158,7 @@ class _Sim:
 
     now = 0.0
     warmup = 0.0
+    alloc_ver = 0
 
     def __init__(self, decl):
         self.program = M.Program(files=(), attrs=(), attr_types=(), observes=(), pools=(decl,), stages=(),

@@ -339,6 +339,7 @@ class Pool:
         self.make_room(alloc)
         self.used += alloc
         pa.alloc = alloc
+        self.sim.alloc_ver += 1
         pa.pos = c
         return c
 
@@ -346,6 +347,7 @@ class Pool:
         self.make_room(need)
         self.used += need
         pa.alloc += need
+        self.sim.alloc_ver += 1
 
     def grow_at(self, pa, need: float, now: float) -> None:
         """``tick(now)`` then ``grow(pa, need)``, in one call (an engine's
@@ -361,6 +363,7 @@ class Pool:
             self.make_room(need)
         self.used += need
         pa.alloc += need
+        self.sim.alloc_ver += 1
 
     def scheduled(self, pa, tokens: float) -> None:
         """An engine schedules the hold's tokens up to ``tokens`` (a

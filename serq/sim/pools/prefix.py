@@ -353,6 +353,7 @@ class SharedPool(Pool):
         pa.blocks = blocks
         pa.nnamed = h
         pa.alloc = float(len(blocks) * bs)
+        self.sim.alloc_ver += 1
         pa.pos = float(h * bs)
         return float(h * bs)
 
@@ -365,6 +366,7 @@ class SharedPool(Pool):
         self.used += need
         pa.blocks.extend([Blk(None, 1) for _ in range(int(round(need / self.bs)))])
         pa.alloc += need
+        self.sim.alloc_ver += 1
 
     def to_name(self, pa, tokens: float):
         """The hold's full blocks up to ``tokens`` not named yet: (the first,

@@ -68,6 +68,7 @@ class Release:
                 keep = float(pa.nnamed * pool.bs)   # `cache at`: a victim caches only what was found
         pool.give_back(pa, keep, now, preempt)
         pa.released = True
+        self.alloc_ver += 1
         pool.dirty = True
         if pa.lease and pa.lease_evt is not None:
             pa.lease_evt = None

@@ -346,6 +346,7 @@ class RunPool(SharedPool):
             self.used += need
         pa.nnamed = h
         pa.alloc = float((h + (new if new > 0 else 0)) * bs)
+        self.sim.alloc_ver += 1
         pa.pos = float(h * bs)
         return float(h * bs)
 
@@ -353,6 +354,7 @@ class RunPool(SharedPool):
         self.make_room(need)
         self.used += need
         pa.alloc += need
+        self.sim.alloc_ver += 1
 
     def grow_at(self, pa, need: float, now: float) -> None:
         """``tick(now)`` then ``grow(pa, need)`` (a decode grows a block every
@@ -362,6 +364,7 @@ class RunPool(SharedPool):
             self.make_room(need)
         self.used += need
         pa.alloc += need
+        self.sim.alloc_ver += 1
 
     def scheduled(self, pa, tokens: float) -> None:
         """(``SharedPool.scheduled``, a slot's blocks at a time)"""
