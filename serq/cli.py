@@ -141,10 +141,6 @@ def _sets(values: tuple[str, ...], inputs: tuple[str, ...] = ()) -> dict:
     return out
 
 
-# (the options' checks: one home, serq/options.py, which serq sweep's use too)
-_positive, _seed, _nonneg = positive, seed_value, nonneg
-
-
 def load_program(path: str, sets: tuple = (), **kw):
     """A program from `.sq` source (linked) or `.json` IR (validated), with the
     execution settings given on the command line, an instance file
@@ -215,9 +211,9 @@ def _run_options(f):
                      help="an instance file: `run { horizon T; warmup W; seed N; NAME value; }`")(f)
     f = click.option("--trace", type=Path(dir_okay=False), help="replace the program's trace")(f)
     f = click.option("--arrivals", type=click.IntRange(min=1), help="run exactly N arrivals and drain")(f)
-    f = click.option("--warmup", type=float, callback=_nonneg, help="time discarded before recording")(f)
-    f = click.option("--horizon", type=float, callback=_positive, help="the run's length")(f)
-    f = click.option("--seed", type=int, callback=_seed, help="random seed (default 1)")(f)
+    f = click.option("--warmup", type=float, callback=nonneg, help="time discarded before recording")(f)
+    f = click.option("--horizon", type=float, callback=positive, help="the run's length")(f)
+    f = click.option("--seed", type=int, callback=seed_value, help="random seed (default 1)")(f)
     return f
 
 
@@ -315,7 +311,7 @@ def ir_cmd(file, sets, seed, horizon, warmup, arrivals, trace, instance, inline_
 @click.option("--dump", type=Out(file_okay=False, why=", not a directory"), help="write one CSV per observe to DIR")
 @click.option("--claims-only", is_flag=True, help="print the claims' verdicts; exit 1 if one fails")
 @click.option("--max-events", type=click.IntRange(min=1), help="stop the run after N events")
-@click.option("--max-seconds", type=float, callback=_positive, help="stop the run after S seconds")
+@click.option("--max-seconds", type=float, callback=positive, help="stop the run after S seconds")
 @click.option("--no-strokes", is_flag=True,
               help="run every engine iteration step by step (the same report; slower)")
 @_force
@@ -569,7 +565,7 @@ def _fuzz_options(what: str):
     def wrap(f):
         f = click.option("--out", "out_dir", type=Out(file_okay=False, why=", not a directory"), default="tools/oracle/found",
                          show_default=True, help="where a shrunk disagreement is written")(f)
-        f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, callback=_seed,
+        f = click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, callback=seed_value,
                          help="the seed of the random inputs")(f)
         f = click.option("--force", is_flag=True, help="write over a file in --out this command did not make")(f)
         return click.option("--n", "n", type=click.IntRange(min=1), default=200, show_default=True,
@@ -645,11 +641,11 @@ def oracle_replay_ir(trace):
               help="fit batches of at most N tokens (default: the profile's max_num_batched_tokens)")
 @click.option("--max-seqs", type=click.IntRange(min=1),
               help="fit batches of at most N decodes (default: the profile's max_num_seqs)")
-@click.option("--max-kv", type=float, callback=_positive,
+@click.option("--max-kv", type=float, callback=positive,
               help="fit batches whose KV lengths are at most N tokens (default: the profile's largest)")
-@click.option("--link-bw", type=float, callback=_positive,
+@click.option("--link-bw", type=float, callback=positive,
               help="the interconnect's bandwidth, GB/s (a TP > 1 profile; sets ar_lat and ar_tok)")
-@click.option("--link-latency", type=float, callback=_nonneg, help="the interconnect's latency, µs")
+@click.option("--link-latency", type=float, callback=nonneg, help="the interconnect's latency, µs")
 @click.option("--comment", multiple=True, metavar="TEXT",
               help="a line for the instance file's header, e.g. where a held constant's value comes from")
 @click.option("--run", "run_dir", type=Path(file_okay=False),
@@ -749,7 +745,7 @@ def _finite(ctx, param, value):
               help="the trace's requests (its lines)")
 @click.option("--rate", type=click.FloatRange(0, 1e6, min_open=True), default=3.0, show_default=True,
               callback=_finite, help="requests a second (Poisson arrivals)")
-@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, callback=_seed,
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True, callback=seed_value,
               help="the seed of the draws")
 @click.option("--system", type=click.IntRange(0, 10_000_000), default=1024, show_default=True,
               help="the system prompt's tokens, the start of every conversation")

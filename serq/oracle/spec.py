@@ -15,10 +15,10 @@ import json
 from typing import Iterable, Optional
 
 from ..datafile import DuplicateKey, depth_ok, json_kind, json_loads, json_text
-from ..diag import Diagnostic, SerqError, Span, Sources, did_you_mean
+from ..diag import SOURCE_BYTES, Diagnostic, SerqError, Span, Sources, did_you_mean
 
 MAX_DEPTH = 64
-MAX_BYTES = 1 << 28          # 256 MB
+MAX_BYTES = SOURCE_BYTES     # 256 MB, the most serq reads of any file
 WHOLE = 2 ** 53              # every number an oracle input gives is below it (a float holds it exactly)
 
 
