@@ -51,6 +51,28 @@ def walk(e: M.Expr) -> Iterator[M.Expr]:
         stack.extend(reversed(list(children(x))))
 
 
+def nodes(root, fields_of=None) -> Iterator:
+    """Every IR record under ``root`` (itself included), each once, through
+    tuples and lists; an explicit session's numbers are not walked (a
+    replay holds thousands, never an expression).  ``fields_of(node)``: the
+    names of the fields to descend into (by default all of them), so that a
+    caller can leave out the parts it does not ask about."""
+    stack = [root]
+    seen = set()
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is tuple or t is list:
+            stack.extend(x)
+            continue
+        if not hasattr(x, "__dataclass_fields__") or t is M.ASessions or id(x) in seen:
+            continue
+        seen.add(id(x))
+        yield x
+        names = x.__dataclass_fields__ if fields_of is None else fields_of(x)
+        stack.extend(getattr(x, f) for f in names)
+
+
 def is_constant(e: M.Expr) -> bool:
     """No attribute, context variable, draw, register, query or aggregate."""
     for x in walk(e):

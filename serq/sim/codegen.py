@@ -56,7 +56,7 @@ import inspect
 import re
 
 from ..ir import model as M
-from ..ir.expr import walk
+from ..ir.expr import nodes, walk
 from . import rng as R
 from .compile import check_amount, code, max_draws
 from .errors import Fault, fmt_num
@@ -98,26 +98,8 @@ _ESTIMATES = ("EstLambda", "EstRho", "EstWait")
 
 
 def _reads_estimates(program) -> bool:
-    """Whether any expression anywhere in the program reads an estimate.
-    (Explicit sessions hold numbers, not expressions: a replay's thousands of
-    sessions and their content are not walked.)"""
-    seen = set()
-    stack = [program]
-    while stack:
-        x = stack.pop()
-        t = type(x)
-        if t is M.EPrice or (t is M.EQuery and x.query in _ESTIMATES):
-            return True
-        if t is M.ASessions:
-            continue
-        if t is tuple or t is list:
-            stack.extend(x)
-        elif hasattr(x, "__dataclass_fields__"):
-            if id(x) in seen:
-                continue
-            seen.add(id(x))
-            stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
-    return False
+    """Whether any expression anywhere in the program reads an estimate."""
+    return any(type(x) is M.EPrice or (type(x) is M.EQuery and x.query in _ESTIMATES) for x in nodes(program))
 
 
 class _Gen:

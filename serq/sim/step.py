@@ -32,10 +32,10 @@ it is served in the same iteration with the budget left.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import math
 
 from ..ir import model as M
+from ..ir.expr import nodes, walk
 from .compile import CTX, check_guard
 from .errors import Fault, fmt_num
 from . import stroke
@@ -831,13 +831,7 @@ class StepStage(Stage):
 def _reads_blocked(node) -> bool:
     """Whether `waiting.blocked` is read anywhere in ``node`` (an engine's
     IR: its schedule, its budgets, its cost)."""
-    if type(node) is M.ECtx:
-        return node.var == "Blocked"
-    if type(node) is tuple:
-        return any(_reads_blocked(x) for x in node)
-    if dataclasses.is_dataclass(node):
-        return any(_reads_blocked(getattr(node, f.name)) for f in dataclasses.fields(node))
-    return False
+    return any(type(x) is M.ECtx and x.var == "Blocked" for x in nodes(node))
 
 
 _AGGREGATES = frozenset(("Nres", "Ndec", "Kvb", "Kvp"))
@@ -857,43 +851,27 @@ def _aggregates_read_unset(program) -> bool:
     own quantities, need not set the residents' part first: no one reads
     what it would set (an iteration of n residents set it n times, O(n)
     each: SGLang's schedule filters its residents twice an iteration)."""
-    stack = [program]
-    seen = set()
-    while stack:
-        x = stack.pop()
-        t = type(x)
-        if t is M.ECtx:
-            if x.var in _AGGREGATES:
-                return True
-            continue
-        if t is tuple or t is list:
-            stack.extend(x)
-            continue
-        if not hasattr(x, "__dataclass_fields__") or t is M.ASessions:
-            continue
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if t is M.KStep:
-            fields = ("iteration",)     # budget, cost, chunk, serve: set before read
-        elif t is M.IServe:
-            fields = ("only",)          # by: `_serve` sets it
-        elif t is M.IAdmit:
-            fields = ("only",)          # gate: set_plan_ctx
-        elif t is M.IBranch:
-            fields = ("then", "other")  # guard: set_plan_ctx
-        elif t is M.ISet:
-            continue                    # set_plan_ctx
-        elif t is M.PreemptBy:
-            fields = ("keys",)          # free: then_free sets it
-        else:
-            fields = x.__dataclass_fields__
-        stack.extend(getattr(x, f) for f in fields)
-    return False
+    return any(type(x) is M.ECtx and x.var in _AGGREGATES for x in nodes(program, _unset_fields))
+
+
+def _unset_fields(x):
+    """(_aggregates_read_unset: the fields of ``x`` evaluated without the
+    residents' part set just before)"""
+    t = type(x)
+    if t is M.KStep:
+        return ("iteration",)       # budget, cost, chunk, serve: set before read
+    if t is M.IServe or t is M.IAdmit:
+        return ("only",)            # by: `_serve` sets it; gate: set_plan_ctx
+    if t is M.IBranch:
+        return ("then", "other")    # guard: set_plan_ctx
+    if t is M.ISet:
+        return ()                   # set_plan_ctx
+    if t is M.PreemptBy:
+        return ("keys",)            # free: then_free sets it
+    return x.__dataclass_fields__
 
 
 def _walk_ctx(e):
-    from ..ir.expr import walk
     for x in walk(e):
         if type(x) is M.ECtx:
             yield x.var
