@@ -408,8 +408,14 @@ def put(rename) -> None:
         raise KeyboardInterrupt if _pending == signal.SIGINT else Stopped(_pending)
     with deferred() as held:
         rename()
+        if _landing:
+            # done: the section ends with the signals dropped, not with the
+            # handlers it displaced put back (one that came between their
+            # return and a _silence() after the section stopped the command
+            # whose result was in place)
+            _over = True
+            held.old = {s: _drop for s in held.old}
     if _landing:
-        _over = True
         _silence()
     else:
         held.release()
